@@ -1,0 +1,1 @@
+"""The wire contract between the referee and bots: JSON lines on stdin/stdout."""

@@ -1,0 +1,1 @@
+"""The referee: rules engines (referee.games) and the Trio match runner."""

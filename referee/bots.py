@@ -1,0 +1,134 @@
+"""What a bot is: a name, a command line, a working folder, an optional build step.
+
+A bot is given either as a folder holding ``bot.toml`` or as a command line.
+``bot.toml``::
+
+    name = "greedy"
+    command = "python3 bot.py"      # or a list: ["python3", "bot.py"]
+    build = "gcc -O2 -o bot bot.c"  # optional, run once in the folder before first use
+    language = "c"                  # optional, informative
+
+Relative programs in ``command`` are resolved against the bot's folder; a bare
+``python``/``python3`` is the interpreter famiglia itself runs on.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import msgspec
+
+__all__ = ["BotBuildFailed", "BotSpec", "BotSpecError", "build_bot", "load_bot"]
+
+
+class BotSpecError(ValueError):
+    """A bot argument that does not describe a runnable bot."""
+
+
+class BotBuildFailed(RuntimeError):
+    """A bot's build command failed."""
+
+
+class BotSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """How to start one bot."""
+
+    name: str
+    command: list[str]
+    cwd: str
+    build: list[str] | None = None
+    language: str = ""
+
+
+class _Manifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    name: str
+    command: str | list[str]
+    build: str | list[str] | None = None
+    language: str = ""
+    description: str = ""
+
+
+def _split(command: str | list[str]) -> list[str]:
+    return shlex.split(command) if isinstance(command, str) else list(command)
+
+
+def _resolve_program(argv: list[str], cwd: Path, origin: str) -> list[str]:
+    """Check the program exists now, so a typo is a clear error, not a crash mid-match."""
+    if not argv:
+        raise BotSpecError(f"{origin}: the command is empty")
+    program = argv[0]
+    if program in ("python", "python3"):
+        # A bare "python" means the interpreter famiglia runs on, so a Python bot
+        # can import famiglia's own packages (the engines, protocol.bot).
+        return [sys.executable, *argv[1:]]
+    if "/" in program:
+        path = (cwd / program) if not os.path.isabs(program) else Path(program)
+        if not path.exists():
+            raise BotSpecError(f"{origin}: program {program!r} not found in {cwd}")
+        return argv
+    if shutil.which(program) is None:
+        raise BotSpecError(f"{origin}: command {program!r} not found on PATH; install it or give a full path")
+    return argv
+
+
+def load_bot(text: str, *, check_program: bool = True) -> BotSpec:
+    """A bot from a folder with ``bot.toml`` or from a command line."""
+    path = Path(text)
+    if path.is_dir():
+        manifest_path = path / "bot.toml"
+        if not manifest_path.is_file():
+            raise BotSpecError(f"{text}: folder has no bot.toml; add one or pass a command line in quotes")
+        try:
+            raw = tomllib.loads(manifest_path.read_text(encoding="utf-8"))
+            manifest = msgspec.convert(raw, _Manifest)
+        except tomllib.TOMLDecodeError as exc:
+            raise BotSpecError(f"{manifest_path}: not valid TOML: {exc}") from None
+        except msgspec.ValidationError as exc:
+            raise BotSpecError(f"{manifest_path}: {exc}") from None
+        cwd = path.resolve()
+        build = _split(manifest.build) if manifest.build else None
+        argv = _split(manifest.command)
+        if check_program and build is None:
+            argv = _resolve_program(argv, cwd, str(manifest_path))
+        elif argv and argv[0] in ("python", "python3"):
+            argv = [sys.executable, *argv[1:]]
+        return BotSpec(name=manifest.name, command=argv, cwd=str(cwd), build=build, language=manifest.language)
+    if path.suffix == ".toml" and path.is_file():
+        return load_bot(str(path.parent), check_program=check_program)
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise BotSpecError(f"{text!r}: cannot split this command line: {exc}") from None
+    if not argv:
+        raise BotSpecError("an empty bot command")
+    if len(argv) == 1 and not shutil.which(argv[0]) and not Path(argv[0]).exists():
+        raise BotSpecError(f"{text!r}: not a folder with bot.toml, nor a command found on PATH")
+    cwd = Path.cwd()
+    if check_program:
+        argv = _resolve_program(argv, cwd, repr(text))
+    name = Path(argv[-1]).stem if len(argv) > 1 else Path(argv[0]).name
+    return BotSpec(name=name, command=argv, cwd=str(cwd))
+
+
+def build_bot(spec: BotSpec, *, timeout_s: float = 300.0) -> BotSpec:
+    """Run the bot's build command (if any) in its folder; the spec ready to start."""
+    if spec.build is None:
+        return spec
+    try:
+        done = subprocess.run(
+            spec.build, cwd=spec.cwd, capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except FileNotFoundError:
+        raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
+    except subprocess.TimeoutExpired:
+        raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise BotBuildFailed(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)}")
+    argv = _resolve_program(spec.command, Path(spec.cwd), spec.name)
+    return msgspec.structs.replace(spec, command=argv, build=None)

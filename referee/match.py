@@ -1,0 +1,442 @@
+"""Run one match: the engine decides who must act, the bots answer over JSON lines.
+
+``run_match`` talks to each seat through a ``BotChannel`` (a real process from
+``referee.process``, or a scripted fake in tests). It owns the clocks: every
+request has a deadline of the decision allowance plus what is left in the seat's
+bank plus the harness margin, measured on Trio's clock from the moment the
+request has been written to the moment the answer's line is read.
+
+Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
+plays its turns as passes from then on), the reason is recorded, and the other
+seats' game goes on.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+import trio
+
+from protocol.codec import ProtocolViolation, decode_bot_message, encode_message
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    Action,
+    End,
+    Log,
+    Ready,
+    Rejected,
+    Request,
+    Result,
+    Start,
+    Termination,
+)
+from referee.errors import BotError, BotIllegalAction, BotProtocolError, BotTimedOut
+from referee.games import get_rules
+from referee.games.base import GameState, IllegalAction, RecordingChance, SeededChance
+from referee.replay import (
+    REPLAY_FORMAT,
+    ActionRecord,
+    ChanceRecord,
+    ForfeitRecord,
+    Header,
+    LogRecord,
+    RejectedRecord,
+    ReplayWriter,
+    ResultRecord,
+    SeatInfo,
+    encode_raw,
+)
+from referee.settings import RefereeSettings
+
+__all__ = ["BotChannel", "MatchRecord", "MatchSpec", "SeatTiming", "run_match"]
+
+
+class BotChannel(Protocol):
+    """What the referee needs of a bot: send a line, read a line, stop it."""
+
+    name: str
+
+    async def send(self, data: bytes) -> None: ...
+
+    async def readline(self) -> bytes: ...
+
+    async def kill(self) -> None: ...
+
+    def stderr_text(self) -> str: ...
+
+
+class MatchSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One game to play: which game and variants, the deal seed, an id for the records."""
+
+    game: str
+    seed: int
+    variants: dict[str, str] = {}
+    match: str = ""
+
+
+class SeatTiming(msgspec.Struct, frozen=True, kw_only=True):
+    """How long a seat thought: decisions answered, total and slowest, in ms."""
+
+    decisions: int
+    total_ms: float
+    max_ms: float
+    bank_left_ms: float
+
+
+class MatchRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished match: the result, who played, how long it took, where the replay is."""
+
+    match: str
+    game: str
+    seed: int
+    variants: dict[str, str]
+    names: list[str]
+    result: Result
+    timings: list[SeatTiming]
+    seconds: float
+    replay: str | None = None
+
+
+class _Seat:
+    """The referee's bookkeeping for one seat during a match."""
+
+    __slots__ = ("index", "bot", "bank_s", "active", "seen", "decisions", "total_s", "max_s")
+
+    def __init__(self, index: int, bot: BotChannel, bank_s: float) -> None:
+        self.index = index
+        self.bot = bot
+        self.bank_s = bank_s
+        self.active = True
+        self.seen = 0  # how much of the match's event log this seat has been sent
+        self.decisions = 0
+        self.total_s = 0.0
+        self.max_s = 0.0
+
+
+class _Match:
+    """The state of one match in progress; ``run_match`` is its only user."""
+
+    def __init__(
+        self,
+        spec: MatchSpec,
+        bots: Sequence[BotChannel],
+        settings: RefereeSettings,
+        replay_path: Path | None,
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.rules = get_rules(spec.game)
+        self.config = self.rules.config(spec.variants)
+        self.variants = self.rules.variants(self.config)
+        n = len(bots)
+        if not self.rules.min_players <= n <= self.rules.max_players:
+            raise ValueError(
+                f"{spec.game} is for {self.rules.min_players}-{self.rules.max_players} players, not {n}"
+            )
+        self.chance = RecordingChance(SeededChance(spec.seed))
+        self.state: GameState = self.rules.new_game(n, self.config, self.chance)
+        self.action_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.rules.action_type)
+        self.seats = [_Seat(i, bot, settings.time.bank_ms / 1000) for i, bot in enumerate(bots)]
+        self.names = [bot.name for bot in bots]
+        self.events: list[msgspec.Struct] = []
+        self.terminations: list[Termination] = []
+        self.request_id = 0
+        self.draws_written = 0
+        self.replay = ReplayWriter(replay_path) if replay_path is not None else None
+        self.match_id = spec.match or f"{spec.game}-{spec.seed}"
+        self.wall_deadline = math.inf
+
+    # --- records -----------------------------------------------------------
+
+    def write_header(self, commands: Sequence[list[str]]) -> None:
+        if self.replay is None:
+            return
+        self.replay.write(
+            Header(
+                format=REPLAY_FORMAT,
+                match=self.match_id,
+                game=self.spec.game,
+                variants=self.variants,
+                config=encode_raw(self.config),
+                seats=[SeatInfo(name=name, command=list(cmd)) for name, cmd in zip(self.names, commands, strict=True)],
+                seed=self.spec.seed,
+                time=self.settings.time,
+                illegal_action=self.settings.illegal_action,
+                started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            )
+        )
+        self.flush_chance()
+
+    def flush_chance(self) -> None:
+        draws = self.chance.draws
+        if self.replay is not None and len(draws) > self.draws_written:
+            self.replay.write(ChanceRecord(draws=draws[self.draws_written :]))
+        self.draws_written = len(draws)
+
+    # --- the conversation --------------------------------------------------
+
+    async def handshake(self, seat: _Seat) -> None:
+        start = Start(
+            protocol=PROTOCOL_VERSION,
+            game=self.spec.game,
+            match=self.match_id,
+            seat=seat.index,
+            players=len(self.seats),
+            names=self.names,
+            variants=self.variants,
+            config=self.config,
+            time=self.settings.time,
+        )
+        deadline = trio.current_time() + (self.settings.time.startup_ms + self.settings.margin_ms) / 1000
+        try:
+            with trio.move_on_at(deadline) as scope:
+                await seat.bot.send(encode_message(start))
+                while True:
+                    message = await self.read_message(seat, 0)
+                    if isinstance(message, Ready):
+                        return
+                    raise BotProtocolError(f"sent {type(message).__name__.lower()} before ready")
+            if scope.cancelled_caught:
+                raise BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
+        except BotError as error:
+            await self.fail(seat, error, 0)
+
+    async def read_message(self, seat: _Seat, request: int) -> Ready | Action[msgspec.Raw]:
+        """The next message that is not a log line; log lines go to the replay."""
+        logs = 0
+        while True:
+            try:
+                message = decode_bot_message(await seat.bot.readline())
+            except ProtocolViolation as exc:
+                raise BotProtocolError(str(exc)) from None
+            if not isinstance(message, Log):
+                return message
+            logs += 1
+            if logs > self.settings.max_messages_per_decision:
+                raise BotProtocolError(
+                    f"flood: more than {self.settings.max_messages_per_decision} log lines for one request"
+                )
+            if self.replay is not None:
+                self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
+
+    async def ask(self, seat: _Seat, request: Request[Any, Any, Any]) -> tuple[Any, msgspec.Raw, float]:
+        """Send a request and wait for its answer: (decoded action, raw action, seconds)."""
+        allowance = self.settings.time.move_ms / 1000
+        budget = allowance + seat.bank_s + self.settings.margin_ms / 1000
+        data = encode_message(request)
+        now = trio.current_time()
+        deadline = min(now + budget, self.wall_deadline)
+        with trio.move_on_at(deadline) as scope:
+            await seat.bot.send(data)
+            # The clock starts once the request is in the pipe: a slow write is the
+            # bot not reading, and is covered by the same deadline.
+            start = trio.current_time()
+            message = await self.read_message(seat, request.id)
+        if scope.cancelled_caught:
+            if deadline == self.wall_deadline:
+                raise BotTimedOut(f"the game's wall limit of {self.settings.game_wall_s:g} s ran out")
+            raise BotTimedOut(
+                f"no answer to request {request.id} within {budget * 1000:.0f} ms "
+                f"({self.settings.time.move_ms} ms + {seat.bank_s * 1000:.0f} ms bank)"
+            )
+        elapsed = trio.current_time() - start
+        seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - allowance))
+        seat.decisions += 1
+        seat.total_s += elapsed
+        seat.max_s = max(seat.max_s, elapsed)
+        if not isinstance(message, Action):
+            raise BotProtocolError(f"sent {type(message).__name__.lower()} instead of an action for request {request.id}")
+        if message.id != request.id:
+            raise BotProtocolError(f"answered request {message.id}, the open request is {request.id}")
+        try:
+            action = self.action_decoder.decode(message.action)
+        except msgspec.DecodeError as exc:
+            raise BotProtocolError(f"action for request {request.id} has the wrong shape: {exc}") from None
+        return action, message.action, elapsed
+
+    def record_events(self, events: list[msgspec.Struct]) -> None:
+        self.events.extend(events)
+        self.flush_chance()
+
+    async def fail(self, seat: _Seat, error: BotError, request: int) -> None:
+        """The seat forfeits: record why, let the engine take it out, stop the bot."""
+        if not seat.active:
+            return
+        seat.active = False
+        termination = Termination(seat=seat.index, kind=error.kind, reason=error.reason, request=request)
+        self.terminations.append(termination)
+        events = self.state.forfeit(seat.index)
+        if self.replay is not None:
+            self.replay.write(
+                ForfeitRecord(
+                    seat=seat.index, request=request, kind=error.kind, reason=error.reason, events=encode_raw(events)
+                )
+            )
+        self.record_events(events)
+        await seat.bot.kill()
+
+    async def play_decision(self) -> bool:
+        """Ask for and apply one decision; False when the game is over."""
+        decision = self.state.decision()
+        if decision is None:
+            return False
+        seat = self.seats[decision.seat]
+        self.request_id += 1
+        request: Request[Any, Any, Any] = Request(
+            id=self.request_id,
+            decision=decision.kind,
+            view=self.state.view(seat.index),
+            events=self.state.events_for(seat.index, self.events[seat.seen :]),
+            options=decision.options,
+            constraints=decision.constraints,
+            time_ms=self.settings.time.move_ms,
+            bank_ms=int(seat.bank_s * 1000),
+        )
+        seat.seen = len(self.events)
+        try:
+            action, raw, elapsed = await self.ask(seat, request)
+        except BotError as error:
+            await self.fail(seat, error, request.id)
+            return True
+        substituted = False
+        try:
+            events = self.state.apply(seat.index, action)
+        except IllegalAction as exc:
+            if not await self.reject(seat, request.id, raw, exc, elapsed):
+                return True
+            # The "pass" policy: the seat keeps playing, this turn is a pass.
+            action = self.state.pass_action()
+            raw, substituted = encode_raw(action), True
+            events = self.state.apply(seat.index, action)
+        if self.replay is not None:
+            self.replay.write(
+                ActionRecord(
+                    seat=seat.index,
+                    request=request.id,
+                    decision=decision.kind,
+                    action=raw,
+                    ms=round(elapsed * 1000, 3),
+                    events=encode_raw(events),
+                    substituted=substituted,
+                )
+            )
+        self.record_events(events)
+        return True
+
+    async def reject(
+        self, seat: _Seat, request: int, raw: msgspec.Raw, exc: IllegalAction, elapsed: float
+    ) -> bool:
+        """An illegal action: record it and tell the bot. True if the seat plays on."""
+        policy = self.settings.illegal_action
+        if self.replay is not None:
+            self.replay.write(
+                RejectedRecord(
+                    seat=seat.index,
+                    request=request,
+                    action=raw,
+                    rule=exc.rule_id,
+                    message=exc.detail,
+                    ms=round(elapsed * 1000, 3),
+                )
+            )
+        notice = Rejected(id=request, rule=exc.rule_id, message=str(exc), penalty=policy)
+        with trio.move_on_after(self.settings.grace_ms / 1000):
+            try:
+                await seat.bot.send(encode_message(notice))
+            except BotError:
+                pass
+        if policy == "forfeit":
+            await self.fail(seat, BotIllegalAction(f"illegal action: {exc}", exc.rule_id), request)
+            return False
+        return True
+
+    async def finish(self) -> Result:
+        outcome = self.state.outcome()
+        result = Result(
+            ranks=outcome.ranks,
+            scores=outcome.scores,
+            winners=outcome.winners,
+            forfeited=outcome.forfeited,
+            ended_by=outcome.ended_by,
+            stats=outcome.stats,
+            terminations=self.terminations,
+        )
+
+        async def tell(seat: _Seat) -> None:
+            end = End(
+                match=self.match_id,
+                seat=seat.index,
+                result=result,
+                events=self.state.events_for(seat.index, self.events[seat.seen :]),
+            )
+            with trio.move_on_after(self.settings.grace_ms / 1000):
+                try:
+                    await seat.bot.send(encode_message(end))
+                except BotError:
+                    pass
+
+        async with trio.open_nursery() as nursery:
+            for seat in self.seats:
+                if seat.active:
+                    nursery.start_soon(tell, seat)
+        return result
+
+
+async def run_match(
+    spec: MatchSpec,
+    bots: Sequence[BotChannel],
+    settings: RefereeSettings = RefereeSettings(),
+    *,
+    replay_path: Path | None = None,
+    commands: Sequence[list[str]] | None = None,
+) -> MatchRecord:
+    """Play one match between ``bots`` (seat order) and return its record.
+
+    The caller owns the bots (their processes and cleanup); this function only
+    talks to them. ``ValueError`` for a bad spec (unknown game or variant, a
+    table size the game does not allow) before anything is sent.
+    """
+    match = _Match(spec, bots, settings, replay_path)
+    began = trio.current_time()
+    if settings.game_wall_s > 0:
+        match.wall_deadline = began + settings.game_wall_s
+    match.write_header(commands if commands is not None else [[] for _ in bots])
+    try:
+        async with trio.open_nursery() as nursery:
+            for seat in match.seats:
+                nursery.start_soon(match.handshake, seat)
+        while await match.play_decision():
+            pass
+        result = await match.finish()
+        seconds = trio.current_time() - began
+        if match.replay is not None:
+            match.replay.write(ResultRecord(result=result, seconds=round(seconds, 3)))
+            match.replay.finish()
+    except BaseException:
+        if match.replay is not None:
+            match.replay.abort()
+        raise
+    return MatchRecord(
+        match=match.match_id,
+        game=spec.game,
+        seed=spec.seed,
+        variants=match.variants,
+        names=match.names,
+        result=result,
+        timings=[
+            SeatTiming(
+                decisions=seat.decisions,
+                total_ms=round(seat.total_s * 1000, 3),
+                max_ms=round(seat.max_s * 1000, 3),
+                bank_left_ms=round(seat.bank_s * 1000, 3),
+            )
+            for seat in match.seats
+        ],
+        seconds=round(seconds, 3),
+        replay=str(replay_path) if replay_path is not None else None,
+    )

@@ -1,0 +1,97 @@
+"""Play one match between bot programs: start them, referee, stop them.
+
+This is what ``famiglia play`` calls. Every bot process is owned by this
+function's context stack: when it returns or raises (Ctrl-C included), every
+bot and its process group are gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from referee.bots import BotSpec, build_bot
+from referee.errors import BotError
+from referee.games import get_rules
+from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
+from referee.process import open_bot
+from referee.settings import RefereeSettings
+
+__all__ = ["DeadBot", "play_match", "prepare_bots"]
+
+
+class DeadBot:
+    """A seat whose bot could not be started: every call fails with the start error."""
+
+    def __init__(self, name: str, error: BotError) -> None:
+        self.name = name
+        self.error = error
+
+    async def send(self, data: bytes) -> None:
+        raise self.error
+
+    async def readline(self) -> bytes:
+        raise self.error
+
+    async def kill(self) -> None:
+        return None
+
+    def stderr_text(self) -> str:
+        return ""
+
+
+def prepare_bots(specs: Sequence[BotSpec]) -> list[BotSpec]:
+    """Run each distinct bot's build command once; the specs ready to start."""
+    built: dict[tuple[str, str], BotSpec] = {}
+    ready = []
+    for spec in specs:
+        key = (spec.cwd, " ".join(spec.command))
+        if key not in built:
+            built[key] = build_bot(spec)
+        ready.append(built[key])
+    return ready
+
+
+def check_table(game: str, variants: dict[str, str], players: int) -> None:
+    """ValueError for an unknown game or variant or a table size the game does not allow."""
+    rules = get_rules(game)
+    rules.config(variants)
+    if not rules.min_players <= players <= rules.max_players:
+        raise ValueError(
+            f"{game} is played by {rules.min_players} to {rules.max_players} bots; {players} were given"
+        )
+
+
+async def play_match(
+    spec: MatchSpec,
+    bots: Sequence[BotSpec],
+    settings: RefereeSettings = RefereeSettings(),
+    *,
+    replay_path: Path | None = None,
+    stderr_dir: Path | None = None,
+) -> MatchRecord:
+    """Start ``bots`` (seat order), play ``spec``, stop them; the match record.
+
+    Each bot's stderr (the last ``settings.stderr_bytes``) is written beside the
+    replay as ``<replay>.seat<N>.stderr`` when there is a replay path.
+    """
+    check_table(spec.game, spec.variants, len(bots))
+    async with AsyncExitStack() as stack:
+        channels: list[BotChannel] = []
+        for bot in bots:
+            try:
+                channels.append(await stack.enter_async_context(open_bot(bot, settings)))
+            except BotError as error:
+                channels.append(DeadBot(bot.name, error))
+        record = await run_match(
+            spec, channels, settings, replay_path=replay_path, commands=[bot.command for bot in bots]
+        )
+    # The bots are stopped now, so their stderr is complete.
+    if replay_path is not None:
+        folder = stderr_dir or replay_path.parent
+        for seat, channel in enumerate(channels):
+            text = channel.stderr_text()
+            if text:
+                (folder / f"{replay_path.name}.seat{seat}.stderr").write_text(text, encoding="utf-8")
+    return record

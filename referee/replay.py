@@ -1,0 +1,254 @@
+"""Replays: one JSON-lines file per match, enough to re-run it without the seed.
+
+The first line is the header (game, configuration, seats); then, in the order
+they happened, the chance draws, every action with its latency and the events it
+caused, rejected actions, forfeits, bot log lines; last, the result. ``verify``
+re-simulates the game from the recorded draws and actions and names the first
+place where anything differs.
+
+A replay is written to ``NAME.partial`` and renamed when the match ends, so a
+file without that suffix is always complete.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+import msgspec
+
+from protocol.messages import Result, TimeControl
+from referee.games import get_rules
+from referee.games.base import ChanceDraw, ChanceMismatch, IllegalAction, ScriptedChance
+
+__all__ = [
+    "REPLAY_FORMAT",
+    "ActionRecord",
+    "ChanceRecord",
+    "ForfeitRecord",
+    "Header",
+    "LogRecord",
+    "ReplayError",
+    "ReplayMismatch",
+    "ReplayRecord",
+    "ReplayWriter",
+    "ResultRecord",
+    "SeatInfo",
+    "read_replay",
+    "verify_replay",
+]
+
+REPLAY_FORMAT = 1
+
+
+class ReplayError(ValueError):
+    """A replay file that cannot be read."""
+
+
+class ReplayMismatch(Exception):
+    """Re-simulating a replay gave something other than what it records."""
+
+
+class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Who sat in a seat."""
+
+    name: str
+    command: list[str]
+
+
+class Header(msgspec.Struct, tag="header", tag_field="type", kw_only=True):
+    """The first line: what was played, by whom, under which clock."""
+
+    format: int
+    match: str
+    game: str
+    variants: dict[str, str]
+    config: msgspec.Raw
+    seats: list[SeatInfo]
+    seed: int
+    time: TimeControl
+    illegal_action: str
+    started: str
+
+
+class ChanceRecord(msgspec.Struct, tag="chance", tag_field="type", kw_only=True):
+    """Chance draws, in the order the engine made them."""
+
+    draws: list[ChanceDraw]
+
+
+class ActionRecord(msgspec.Struct, tag="action", tag_field="type", kw_only=True):
+    """One decision: the action applied and what it caused.
+
+    ``substituted`` marks an action the referee played for the seat (the pass
+    after an illegal action under the "pass" policy).
+    """
+
+    seat: int
+    request: int
+    decision: str
+    action: msgspec.Raw
+    ms: float
+    events: msgspec.Raw
+    substituted: bool = False
+
+
+class RejectedRecord(msgspec.Struct, tag="rejected", tag_field="type", kw_only=True):
+    """An illegal action, as the bot sent it, and the rule it broke."""
+
+    seat: int
+    request: int
+    action: msgspec.Raw
+    rule: str
+    message: str
+    ms: float
+
+
+class ForfeitRecord(msgspec.Struct, tag="forfeit", tag_field="type", kw_only=True):
+    """A seat stopped playing: why, and the events its forfeit caused."""
+
+    seat: int
+    request: int
+    kind: str
+    reason: str
+    events: msgspec.Raw
+
+
+class LogRecord(msgspec.Struct, tag="log", tag_field="type", kw_only=True):
+    """A line a bot sent for the record."""
+
+    seat: int
+    request: int
+    message: str
+
+
+class ResultRecord(msgspec.Struct, tag="result", tag_field="type", kw_only=True):
+    """The last line: the result."""
+
+    result: Result
+    seconds: float = 0.0
+
+
+ReplayRecord = Header | ChanceRecord | ActionRecord | RejectedRecord | ForfeitRecord | LogRecord | ResultRecord
+
+_encoder = msgspec.json.Encoder()
+_record_decoder = msgspec.json.Decoder(ReplayRecord)
+
+
+def encode_raw(value: Any) -> msgspec.Raw:
+    return msgspec.Raw(_encoder.encode(value))
+
+
+class ReplayWriter:
+    """Appends records to ``path.partial``; ``finish`` renames it into place."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.partial = path.with_name(path.name + ".partial")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: BinaryIO | None = open(self.partial, "wb")  # noqa: SIM115 - closed in finish/abort
+
+    def write(self, record: ReplayRecord) -> None:
+        if self._file is not None:
+            self._file.write(_encoder.encode(record) + b"\n")
+
+    def finish(self) -> None:
+        if self._file is None:
+            return
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        self._file = None
+        os.replace(self.partial, self.path)
+
+    def abort(self) -> None:
+        """Close without renaming: the ``.partial`` file stays for inspection."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_replay(path: Path) -> list[ReplayRecord]:
+    """Every record of a replay file; ReplayError names the bad line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read: {exc.strerror}") from None
+    records: list[ReplayRecord] = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(_record_decoder.decode(line))
+        except msgspec.DecodeError as exc:
+            raise ReplayError(f"{path}:{number}: not a replay record: {exc}") from None
+    if not records or not isinstance(records[0], Header):
+        raise ReplayError(f"{path}: does not start with a header line; is it a famiglia replay?")
+    if records[0].format != REPLAY_FORMAT:
+        raise ReplayError(f"{path}: replay format {records[0].format}, this famiglia reads {REPLAY_FORMAT}")
+    return records
+
+
+def verify_replay(records: list[ReplayRecord]) -> Result:
+    """Re-run a replay through the engine; the result, or ReplayMismatch at the first difference."""
+    header = records[0]
+    assert isinstance(header, Header)
+    rules = get_rules(header.game)
+    try:
+        config = msgspec.json.decode(header.config, type=rules.config_type)
+    except msgspec.DecodeError as exc:
+        raise ReplayMismatch(f"header: the configuration does not decode: {exc}") from None
+    draws = [draw for record in records if isinstance(record, ChanceRecord) for draw in record.draws]
+    chance = ScriptedChance(draws)
+    action_decoder = msgspec.json.Decoder(rules.action_type)
+    try:
+        state = rules.new_game(len(header.seats), config, chance)
+        for number, record in enumerate(records[1:], start=2):
+            where = f"line {number}"
+            match record:
+                case ActionRecord(seat=seat, action=raw_action, events=raw_events):
+                    decision = state.decision()
+                    if decision is None or decision.seat != seat:
+                        expected = "the game is over" if decision is None else f"seat {decision.seat} to decide"
+                        raise ReplayMismatch(f"{where}: the replay has seat {seat} acting, the engine has {expected}")
+                    action = action_decoder.decode(raw_action)
+                    try:
+                        events = state.apply(seat, action)
+                    except IllegalAction as exc:
+                        raise ReplayMismatch(f"{where}: seat {seat}'s action is illegal on re-run: {exc}") from None
+                    _same_events(where, events, raw_events)
+                case ForfeitRecord(seat=seat, events=raw_events):
+                    _same_events(where, state.forfeit(seat), raw_events)
+                case ResultRecord(result=recorded):
+                    if not state.is_over():
+                        raise ReplayMismatch(f"{where}: the replay ends the game, the engine has it still running")
+                    outcome = state.outcome()
+                    for field in ("ranks", "scores", "winners", "forfeited", "ended_by", "stats"):
+                        mine, theirs = getattr(outcome, field), getattr(recorded, field)
+                        if mine != theirs:
+                            raise ReplayMismatch(f"{where}: result {field}: replay {theirs}, re-run {mine}")
+                    if not chance.exhausted:
+                        raise ReplayMismatch(f"{where}: the replay holds chance draws the game never used")
+                    return recorded
+                case _:
+                    pass
+    except ChanceMismatch as exc:
+        raise ReplayMismatch(f"chance: {exc}") from None
+    raise ReplayMismatch("the replay has no result line (the match did not finish)")
+
+
+def _same_events(where: str, events: list[Any], raw: msgspec.Raw) -> None:
+    mine = _encoder.encode(events)
+    if mine != bytes(raw):
+        recorded = msgspec.json.decode(raw)
+        rerun = msgspec.json.decode(mine)
+        for index, (a, b) in enumerate(zip(recorded, rerun, strict=False)):
+            if a != b:
+                raise ReplayMismatch(f"{where}: event {index}: replay {a}, re-run {b}")
+        raise ReplayMismatch(f"{where}: replay has {len(recorded)} events, re-run {len(rerun)}")
+
+
+def replay_kind(record: ReplayRecord) -> Literal["header", "chance", "action", "rejected", "forfeit", "log", "result"]:
+    kind: Any = type(record).__struct_config__.tag
+    return kind  # type: ignore[no-any-return]

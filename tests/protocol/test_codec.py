@@ -1,0 +1,135 @@
+"""The line codec: framing, the line limit, and decoding that fails only one way."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.codec import (
+    BadMessage,
+    LineReader,
+    LineTooLong,
+    ProtocolViolation,
+    StreamClosed,
+    decode_bot_message,
+    encode_message,
+)
+from protocol.messages import Action, Log, Ready
+
+
+class ChunkSource:
+    """A byte stream that hands out scripted chunks, recording how much was asked."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = list(chunks)
+        self.largest_request = 0
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        assert max_bytes is not None
+        self.largest_request = max(self.largest_request, max_bytes)
+        if not self.chunks:
+            return b""
+        chunk = self.chunks.pop(0)
+        if len(chunk) > max_bytes:
+            self.chunks.insert(0, chunk[max_bytes:])
+            chunk = chunk[:max_bytes]
+        return chunk
+
+
+async def test_lines_split_across_chunks_are_joined() -> None:
+    reader = LineReader(ChunkSource([b'{"type":"re', b'ady"}\n{"type":"log",', b'"message":"x"}\n']))
+    assert await reader.readline() == b'{"type":"ready"}'
+    assert await reader.readline() == b'{"type":"log","message":"x"}'
+    with pytest.raises(StreamClosed):
+        await reader.readline()
+
+
+async def test_several_lines_in_one_chunk_come_out_one_by_one() -> None:
+    reader = LineReader(ChunkSource([b"a\nb\nc\n"]))
+    assert [await reader.readline() for _ in range(3)] == [b"a", b"b", b"c"]
+
+
+async def test_a_line_over_the_limit_is_a_protocol_error_and_never_buffered_whole() -> None:
+    endless = [b"x" * 4096] * 1000  # 4 MB without a newline
+    source = ChunkSource(endless)
+    reader = LineReader(source, max_line=10_000)
+    with pytest.raises(LineTooLong):
+        await reader.readline()
+    assert len(reader._buffer) <= 10_001
+    assert reader.bytes_read <= 10_001
+
+
+async def test_a_line_exactly_at_the_limit_is_accepted() -> None:
+    reader = LineReader(ChunkSource([b"y" * 100 + b"\n"]), max_line=100)
+    assert await reader.readline() == b"y" * 100
+
+
+async def test_eof_in_the_middle_of_a_line_says_so() -> None:
+    reader = LineReader(ChunkSource([b'{"type":']))
+    with pytest.raises(StreamClosed, match="middle of a line"):
+        await reader.readline()
+
+
+def test_bot_messages_decode_to_their_types() -> None:
+    assert decode_bot_message(b'{"type":"ready","name":"x"}') == Ready(name="x")
+    message = decode_bot_message(b'{"type":"action","id":4,"action":{"type":"place","placements":[]}}')
+    assert isinstance(message, Action) and message.id == 4
+    assert bytes(message.action) == b'{"type":"place","placements":[]}'
+    assert decode_bot_message(b'{"type":"log","message":"hi"}') == Log(message="hi")
+
+
+@pytest.mark.parametrize(
+    ("line", "complaint"),
+    [
+        (b"not json", "not valid JSON"),
+        (b'{"type":"ready"', "not valid JSON"),
+        (b'{"type":"shout"}', "wrong message shape"),
+        (b'{"type":"action","id":"four","action":{}}', "wrong message shape"),
+        (b'{"type":"action","action":{}}', "wrong message shape"),
+        (b"[1,2,3]", "wrong message shape"),
+        (b"\xff\xfe garbage", "not valid JSON"),
+    ],
+)
+def test_bad_lines_are_bad_messages_that_say_what_is_wrong(line: bytes, complaint: str) -> None:
+    with pytest.raises(BadMessage, match=complaint):
+        decode_bot_message(line)
+
+
+def test_encode_message_is_one_line() -> None:
+    data = encode_message(Log(message="a\nb"))
+    assert data.endswith(b"\n") and data.count(b"\n") == 1
+    assert json.loads(data) == {"type": "log", "message": "a\nb"}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=300))
+def test_fuzz_arbitrary_bytes_raise_only_protocol_violations(line: bytes) -> None:
+    try:
+        decode_bot_message(line)
+    except ProtocolViolation:
+        pass
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+message_like = st.fixed_dictionaries(
+    {"type": st.sampled_from(["ready", "action", "log", "start", "x"])},
+    optional={"id": json_values, "action": json_values, "name": json_values, "message": json_values},
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(json_values, message_like))
+def test_fuzz_arbitrary_json_decodes_or_raises_only_protocol_violations(value: object) -> None:
+    line = msgspec.json.encode(value)
+    try:
+        decode_bot_message(line)
+    except ProtocolViolation:
+        pass

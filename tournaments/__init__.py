@@ -1,0 +1,1 @@
+"""Tournaments: schedules, executors, the SQLite store, ratings, reports and the CLI."""

@@ -1,0 +1,93 @@
+"""``famiglia play``: one match between bots, the result as a table or JSON."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import trio
+import typer
+from rich.table import Table
+
+from protocol.messages import TimeControl
+from referee.bots import load_bot
+from referee.match import MatchRecord, MatchSpec
+from referee.play import check_table, play_match, prepare_bots
+from referee.settings import RefereeSettings
+from tournaments.cli.common import console, fail, user_errors
+
+__all__ = ["parse_variants", "play", "print_record"]
+
+
+def parse_variants(items: list[str]) -> dict[str, str]:
+    """``["setup=dealt-only", ...]`` as a dict; ValueError names the bad item."""
+    variants: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"--variant {item!r}: write it as KEY=VALUE, e.g. --variant control=majority")
+        variants[key.strip()] = value.strip()
+    return variants
+
+
+def print_record(record: MatchRecord) -> None:
+    """The ranking of one match as a table, one row per seat, best first."""
+    result = record.result
+    terminations = {t.seat: f"{t.kind}: {t.reason}" for t in result.terminations}
+    table = Table(title=f"{record.game} seed {record.seed}: {result.ended_by}, {record.seconds:.2f} s")
+    for column in ("rank", "seat", "bot", "score", *result.stats, "ms/decision", "termination"):
+        table.add_column(column, justify="left" if column in ("bot", "termination") else "right")
+    order = sorted(range(len(record.names)), key=lambda seat: (result.ranks[seat], seat))
+    for seat in order:
+        timing = record.timings[seat]
+        mean = timing.total_ms / timing.decisions if timing.decisions else 0.0
+        table.add_row(
+            str(result.ranks[seat]) + (" *" if seat in result.winners else ""),
+            str(seat),
+            record.names[seat],
+            str(result.scores[seat]),
+            *(str(values[seat]) for values in result.stats.values()),
+            f"{mean:.1f}",
+            terminations.get(seat, "-"),
+        )
+    console.print(table)
+    if record.replay:
+        console.print(f"replay: {record.replay}", highlight=False)
+
+
+def play(
+    game: Annotated[str, typer.Argument(help="vendetta or sicilianos")],
+    bots: Annotated[list[str], typer.Argument(help="a folder with bot.toml, or a command line in quotes; seat order")],
+    seed: Annotated[int | None, typer.Option(help="the deal seed (random if not given; printed)")] = None,
+    replay: Annotated[Path | None, typer.Option(help="write the replay here (JSON lines)")] = None,
+    variant: Annotated[list[str], typer.Option(help="a rules variant KEY=VALUE; repeat for several")] = [],  # noqa: B006
+    move_ms: Annotated[int, typer.Option(help="time per decision, ms")] = TimeControl().move_ms,
+    bank_ms: Annotated[int, typer.Option(help="overage bank per game, ms")] = TimeControl().bank_ms,
+    startup_ms: Annotated[int, typer.Option(help="time to answer start with ready, ms")] = TimeControl().startup_ms,
+    illegal: Annotated[str, typer.Option(help="what an illegal action costs: forfeit or pass")] = "forfeit",
+    json: Annotated[bool, typer.Option("--json", help="print the result as one JSON object")] = False,
+) -> None:
+    """Play one match between bots and print the ranking."""
+    if illegal not in ("forfeit", "pass"):
+        fail(f"--illegal {illegal!r}: choose forfeit or pass")
+    if min(move_ms, bank_ms, startup_ms) < 0 or move_ms == 0:
+        fail("--move-ms must be positive and --bank-ms/--startup-ms not negative")
+    with user_errors():
+        variants = parse_variants(variant)
+        check_table(game, variants, len(bots))
+        specs = prepare_bots([load_bot(text) for text in bots])
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    settings = RefereeSettings(
+        time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
+        illegal_action="forfeit" if illegal == "forfeit" else "pass",
+    )
+    spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{seed}")
+    with user_errors():
+        record = trio.run(play_match, spec, specs, settings, replay_path=replay)  # type: ignore[arg-type]
+    if json:
+        console.print_json(msgspec.json.encode(record).decode())
+    else:
+        print_record(record)

@@ -1,0 +1,104 @@
+"""``famiglia replay``: check a replay against the engine, or read it turn by turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+
+from referee.replay import (
+    ActionRecord,
+    ChanceRecord,
+    ForfeitRecord,
+    Header,
+    LogRecord,
+    RejectedRecord,
+    ReplayMismatch,
+    ResultRecord,
+    read_replay,
+    verify_replay,
+)
+from tournaments.cli.common import console, fail, user_errors
+
+__all__ = ["app", "describe"]
+
+app = typer.Typer(help="Check and read match replays.", no_args_is_help=True)
+
+
+@app.command()
+def verify(file: Annotated[Path, typer.Argument(help="a replay file written by famiglia")]) -> None:
+    """Re-run a replay through the engine; exit 1 naming the first difference."""
+    with user_errors():
+        records = read_replay(file)
+    try:
+        result = verify_replay(records)
+    except ReplayMismatch as exc:
+        fail(f"{file}: {exc}", code=1)
+    console.print(f"{file}: ok, ranks {result.ranks}, ended by {result.ended_by}", highlight=False)
+
+
+def describe(value: Any) -> str:
+    """A compact one-line rendering of an event or action: `type key=value ...`."""
+    if isinstance(value, dict):
+        kind = value.get("type")
+        parts = [f"{key}={describe(item)}" for key, item in value.items() if key != "type"]
+        return " ".join(([str(kind)] if kind else []) + parts) if kind else "{" + ", ".join(parts) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(describe(item) for item in value) + "]"
+    return str(value)
+
+
+@app.command()
+def show(
+    file: Annotated[Path, typer.Argument(help="a replay file written by famiglia")],
+    events: Annotated[bool, typer.Option(help="also list the events each action caused")] = True,
+) -> None:
+    """Print a replay as readable text, one decision per line."""
+    with user_errors():
+        records = read_replay(file)
+    names: list[str] = []
+    for record in records:
+        match record:
+            case Header():
+                names = [seat.name for seat in record.seats]
+                variants = " ".join(f"{k}={v}" for k, v in record.variants.items())
+                console.print(f"{record.game} match {record.match}, seed {record.seed}, {variants}", highlight=False)
+                for seat, name in enumerate(names):
+                    console.print(f"  seat {seat}: {name}", highlight=False)
+            case ActionRecord():
+                action = describe(msgspec.json.decode(record.action))
+                note = " (played by the referee)" if record.substituted else ""
+                console.print(
+                    f"#{record.request} seat {record.seat} {names[record.seat]} {record.decision}: "
+                    f"{action}{note} [{record.ms:.1f} ms]",
+                    highlight=False,
+                )
+                if events:
+                    for event in msgspec.json.decode(record.events):
+                        console.print(f"    {describe(event)}", highlight=False)
+            case RejectedRecord():
+                console.print(
+                    f"#{record.request} seat {record.seat} {names[record.seat]}: REJECTED "
+                    f"{describe(msgspec.json.decode(record.action))}: {record.rule}: {record.message}",
+                    highlight=False,
+                )
+            case ForfeitRecord():
+                console.print(
+                    f"#{record.request} seat {record.seat} {names[record.seat]} FORFEITS ({record.kind}): "
+                    f"{record.reason}",
+                    highlight=False,
+                )
+            case LogRecord():
+                console.print(f"    log seat {record.seat}: {record.message}", highlight=False)
+            case ResultRecord():
+                result = record.result
+                console.print(f"result ({result.ended_by}):", highlight=False)
+                for seat in sorted(range(len(names)), key=lambda s: result.ranks[s]):
+                    console.print(
+                        f"  {result.ranks[seat]}. seat {seat} {names[seat]}: score {result.scores[seat]}",
+                        highlight=False,
+                    )
+            case ChanceRecord():
+                pass
