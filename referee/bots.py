@@ -76,9 +76,14 @@ def _resolve_program(argv: list[str], cwd: Path, origin: str) -> list[str]:
     return argv
 
 
-def load_bot(text: str, *, check_program: bool = True) -> BotSpec:
-    """A bot from a folder with ``bot.toml`` or from a command line."""
-    path = Path(text)
+def load_bot(text: str, *, base: Path | None = None, check_program: bool = True) -> BotSpec:
+    """A bot from a folder with ``bot.toml`` or from a command line.
+
+    Relative folders, and a command line's working folder, are taken from
+    ``base`` (default: the current folder).
+    """
+    root = base if base is not None else Path.cwd()
+    path = root / text
     if path.is_dir():
         manifest_path = path / "bot.toml"
         if not manifest_path.is_file():
@@ -99,16 +104,16 @@ def load_bot(text: str, *, check_program: bool = True) -> BotSpec:
             argv = [sys.executable, *argv[1:]]
         return BotSpec(name=manifest.name, command=argv, cwd=str(cwd), build=build, language=manifest.language)
     if path.suffix == ".toml" and path.is_file():
-        return load_bot(str(path.parent), check_program=check_program)
+        return load_bot(str(path.parent), base=root, check_program=check_program)
     try:
         argv = shlex.split(text)
     except ValueError as exc:
         raise BotSpecError(f"{text!r}: cannot split this command line: {exc}") from None
     if not argv:
         raise BotSpecError("an empty bot command")
-    if len(argv) == 1 and not shutil.which(argv[0]) and not Path(argv[0]).exists():
+    if len(argv) == 1 and not shutil.which(argv[0]) and not (root / argv[0]).exists():
         raise BotSpecError(f"{text!r}: not a folder with bot.toml, nor a command found on PATH")
-    cwd = Path.cwd()
+    cwd = root.resolve()
     if check_program:
         argv = _resolve_program(argv, cwd, repr(text))
     name = Path(argv[-1]).stem if len(argv) > 1 else Path(argv[0]).name

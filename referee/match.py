@@ -295,7 +295,7 @@ class _Match:
             options=decision.options,
             constraints=decision.constraints,
             time_ms=self.settings.time.move_ms,
-            bank_ms=int(seat.bank_s * 1000),
+            bank_ms=round(seat.bank_s * 1000),
         )
         seat.seen = len(self.events)
         try:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import typer
 
-from tournaments.cli import replay
+from tournaments.cli import replay, tournament
 from tournaments.cli.play import play
+from tournaments.cli.reports import crosstable_command, games_command, standings_command
 
 __all__ = ["app", "main"]
 
@@ -20,7 +21,12 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command()(play)
+app.command()(tournament.demo)
+app.add_typer(tournament.app, name="tournament")
 app.add_typer(replay.app, name="replay")
+app.command("standings")(standings_command)
+app.command("crosstable")(crosstable_command)
+app.command("games")(games_command)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -86,7 +87,7 @@ def play(
     )
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{seed}")
     with user_errors():
-        record = trio.run(play_match, spec, specs, settings, replay_path=replay)  # type: ignore[arg-type]
+        record = trio.run(partial(play_match, spec, specs, settings, replay_path=replay))
     if json:
         console.print_json(msgspec.json.encode(record).decode())
     else:

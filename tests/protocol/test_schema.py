@@ -1,0 +1,23 @@
+"""protocol/schema.json is generated from the types and must be kept current."""
+
+from __future__ import annotations
+
+import json
+
+from protocol.schema import SCHEMA_PATH, build_schema, entry_point, render
+
+
+def test_the_committed_schema_is_up_to_date() -> None:
+    assert SCHEMA_PATH.exists(), "run `python -m protocol.schema` to create protocol/schema.json"
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), (
+        "protocol/schema.json is out of date: run `python -m protocol.schema` and commit it"
+    )
+
+
+def test_every_game_has_an_entry_point_for_each_direction() -> None:
+    defs = build_schema()["$defs"]
+    for game in ("vendetta", "sicilianos"):
+        for direction in ("Referee", "Bot"):
+            union = defs[entry_point(game, direction)]
+            assert union["anyOf"] and all("$ref" in member for member in union["anyOf"])
+    json.dumps(defs)  # plain JSON all the way down

@@ -1,0 +1,181 @@
+"""The match runner against scripted fake bots: clocks, terminations, events, replays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from protocol.messages import TimeControl
+from referee.errors import BotCrashed
+from referee.match import MatchSpec, run_match
+from referee.replay import ReplayMismatch, read_replay, verify_replay
+from referee.settings import RefereeSettings
+from tests.referee.fakes import HANG, PASS, Response, ScriptedBot, action, after, line, passer, passing, ready
+
+SPEC = MatchSpec(game="vendetta", seed=11)
+FAST = RefereeSettings(time=TimeControl(startup_ms=1000, move_ms=100, bank_ms=300), margin_ms=0)
+
+
+async def test_a_game_of_passing_bots_runs_to_the_end_and_everyone_hears_the_result() -> None:
+    bots = [passer() for _ in range(4)]
+    record = await run_match(SPEC, bots)
+    assert record.result.terminations == []
+    assert sorted(record.result.ranks)[0] == 1
+    for seat, bot in enumerate(bots):
+        start, *_, end = bot.received
+        assert start["type"] == "start" and start["seat"] == seat and start["players"] == 4
+        assert end["type"] == "end" and end["result"]["ranks"] == record.result.ranks
+        assert all(r["decision"] == "place" and r["view"]["seat"] == seat for r in bot.requests())
+    assert sum(t.decisions for t in record.timings) == sum(len(b.requests()) for b in bots)
+
+
+async def test_each_request_carries_the_events_since_that_bots_previous_request() -> None:
+    bots = [passer() for _ in range(3)]
+    await run_match(SPEC, bots)
+    first, second = bots[1].requests()[:2]
+    # Seat 1 first decides at turn 1: it has been told of seat 0's turn 0.
+    kinds = [e["type"] for e in first["events"]]
+    assert kinds[:2] == ["placed", "revealed"] and {e["turn"] for e in first["events"] if "turn" in e} == {0}
+    # Its next request (turn 4 of 3 players) brings the three turns in between, no repeats.
+    turns = sorted({e["turn"] for e in second["events"] if "turn" in e})
+    assert turns == [1, 2, 3]
+
+
+async def test_a_bot_that_never_answers_forfeits_on_time_and_the_others_finish(autojump_clock: Any) -> None:
+    slow = ScriptedBot(after(2, lambda m: [HANG]), name="sleeper")
+    bots = [passer(), slow, passer()]
+    record = await run_match(SPEC, bots, FAST)
+    (termination,) = record.result.terminations
+    assert termination.seat == 1 and termination.kind == "timeout"
+    assert "within 400 ms" in termination.reason
+    assert slow.killed
+    assert record.result.forfeited == [1] and record.result.ranks[1] == 3
+
+
+async def test_time_over_the_move_limit_comes_out_of_the_bank(autojump_clock: Any) -> None:
+    # 100 ms per move, a 300 ms bank: answering in 230 ms costs 130 ms of bank each
+    # time, so the third slow answer (40 ms of bank left) is too late.
+    def slow(message: dict[str, Any]) -> list[Response]:
+        if message["type"] == "request":
+            return [0.23, action(message["id"], PASS)]
+        return passing(message)
+
+    bot = ScriptedBot(slow, name="slow")
+    record = await run_match(SPEC, [bot, passer(), passer()], FAST)
+    (termination,) = record.result.terminations
+    assert termination.kind == "timeout" and termination.seat == 0
+    banks = [r["bank_ms"] for r in bot.requests()]
+    assert banks == [300, 170, 40]
+    assert record.timings[0].decisions == 2 and record.timings[0].max_ms == pytest.approx(230)
+
+
+async def test_no_ready_within_the_startup_limit_is_a_timeout(autojump_clock: Any) -> None:
+    mute = ScriptedBot(lambda m: [HANG], name="mute")
+    record = await run_match(SPEC, [passer(), passer(), mute], FAST)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind, termination.request) == (2, "timeout", 0)
+    assert "startup limit" in termination.reason
+    assert mute.requests() == []
+
+
+@pytest.mark.parametrize(
+    ("misbehave", "complaint"),
+    [
+        (lambda m: [b"this is not json"], "not valid JSON"),
+        (lambda m: [line({"type": "action", "id": m["id"] + 7, "action": PASS})], "answered request"),
+        (lambda m: [line({"type": "action", "id": m["id"], "action": {"type": "place", "placements": 3}})], "wrong shape"),
+        (lambda m: [line({"type": "action", "id": m["id"], "action": {"type": "fold"}})], "wrong shape"),
+        (lambda m: [ready()], "instead of an action"),
+        (lambda m: [line({"type": "log", "message": "x"})] * 101, "flood"),
+    ],
+    ids=["bad-json", "wrong-request-id", "missing-field", "unknown-action", "ready-again", "log-flood"],
+)
+async def test_protocol_errors_forfeit_with_the_reason(misbehave: Any, complaint: str) -> None:
+    record = await run_match(SPEC, [passer(), ScriptedBot(after(1, misbehave)), passer()])
+    (termination,) = record.result.terminations
+    assert termination.kind == "protocol" and termination.seat == 1
+    assert complaint in termination.reason
+
+
+async def test_two_answers_to_one_request_is_a_protocol_error_at_the_next_request() -> None:
+    def twice(message: dict[str, Any]) -> list[Response]:
+        if message["type"] == "request":
+            return [action(message["id"], PASS), action(message["id"], PASS)]
+        return passing(message)
+
+    record = await run_match(SPEC, [ScriptedBot(twice), passer(), passer()])
+    (termination,) = record.result.terminations
+    # Request ids count across seats: seat 0's second request is the fourth.
+    assert termination.kind == "protocol" and termination.request == 4
+    assert "answered request 1, the open request is 4" in termination.reason
+
+
+async def test_a_crash_is_recorded_with_its_reason() -> None:
+    crash = ScriptedBot(after(3, lambda m: [BotCrashed("closed its output: exited with code 3")]))
+    record = await run_match(SPEC, [crash, passer(), passer()])
+    (termination,) = record.result.terminations
+    assert termination.kind == "crash" and "code 3" in termination.reason
+
+
+def _illegal(message: dict[str, Any]) -> list[Response]:
+    placements = [{"district": 1, "count": 1}, {"district": 2, "count": 1}, {"district": 3, "count": 1}]
+    return [action(message["id"], {"type": "place", "placements": placements})]
+
+
+async def test_an_illegal_action_forfeits_by_default_and_the_bot_is_told_the_rule() -> None:
+    bot = ScriptedBot(after(0, _illegal))
+    record = await run_match(SPEC, [bot, passer(), passer()])
+    (termination,) = record.result.terminations
+    assert termination.kind == "illegal" and termination.reason.startswith("illegal action: P")
+    rejected = [m for m in bot.received if m["type"] == "rejected"]
+    assert len(rejected) == 1 and rejected[0]["penalty"] == "forfeit" and rejected[0]["rule"].startswith("P")
+
+
+async def test_under_the_pass_policy_an_illegal_action_costs_only_the_turn(tmp_path: Path) -> None:
+    bot = ScriptedBot(after(0, _illegal))
+    settings = RefereeSettings(illegal_action="pass")
+    replay = tmp_path / "r.jsonl"
+    record = await run_match(SPEC, [bot, passer(), passer()], settings, replay_path=replay)
+    assert record.result.terminations == []
+    rejected = [m for m in bot.received if m["type"] == "rejected"]
+    assert len(rejected) == len(bot.requests()) and rejected[0]["penalty"] == "pass"
+    assert verify_replay(read_replay(replay)) == record.result
+
+
+async def test_the_replay_verifies_and_a_tampered_replay_names_the_first_difference(tmp_path: Path) -> None:
+    replay = tmp_path / "game.jsonl"
+    record = await run_match(SPEC, [passer(), ScriptedBot(after(5, _illegal)), passer()], replay_path=replay)
+    assert not (tmp_path / "game.jsonl.partial").exists()
+    assert verify_replay(read_replay(replay)) == record.result
+    lines = replay.read_text().splitlines()
+    index = next(i for i, text in enumerate(lines) if '"revealed"' in text)
+    lines[index] = lines[index].replace('"revealed"', '"revealed_"', 1)
+    replay.write_text("\n".join(lines) + "\n")
+    with pytest.raises(Exception):  # noqa: B017 - a bad event type no longer decodes as a record
+        verify_replay(read_replay(replay))
+    lines[index] = lines[index].replace('"revealed_"', '"revealed"', 1)
+    record_line = json.loads(lines[index])
+    record_line["events"][0]["seat"] = (record_line["events"][0]["seat"] + 1) % 3
+    lines[index] = json.dumps(record_line)
+    replay.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ReplayMismatch, match=f"line {index + 1}: event 0"):
+        verify_replay(read_replay(replay))
+
+
+async def test_a_match_cancelled_midway_leaves_a_partial_replay_not_a_complete_one(tmp_path: Path) -> None:
+    replay = tmp_path / "g.jsonl"
+    with trio.move_on_after(0.5):
+        await run_match(SPEC, [passer(), ScriptedBot(after(2, lambda m: [HANG])), passer()], replay_path=replay)
+    assert not replay.exists()
+    assert (tmp_path / "g.jsonl.partial").exists()
+
+
+async def test_wrong_table_size_and_unknown_variant_are_caller_errors() -> None:
+    with pytest.raises(ValueError, match="3-5 players"):
+        await run_match(SPEC, [passer(), passer()])
+    with pytest.raises(ValueError, match="control"):
+        await run_match(MatchSpec(game="vendetta", seed=1, variants={"control": "most"}), [passer()] * 3)

@@ -1,0 +1,127 @@
+"""``famiglia standings``, ``crosstable`` and ``games``: read a results database."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+from rich.table import Table
+
+from tournaments.reports import Standings, crosstable, game_rows, standings
+from tournaments.store import Store
+from tournaments.cli.common import console, fail, user_errors
+
+__all__ = ["crosstable_command", "games_command", "open_store", "print_standings", "standings_command"]
+
+DbOption = Annotated[Path, typer.Option("--db", help="the results database of a tournament")]
+
+
+def open_store(db: Path) -> Store:
+    if not db.is_file():
+        fail(f"{db}: no such results database; run `famiglia tournament run FILE.toml` first")
+    with user_errors():
+        store = Store(db)
+        if store.tournament() is None:
+            fail(f"{db}: holds no tournament")
+    return store
+
+
+def print_standings(report: Standings) -> None:
+    """Standings, seat advantage, terminations and superiority as terminal tables."""
+    title = f"{report.tournament} ({report.game}): {report.games} of {report.scheduled} games"
+    table = Table(title=title, title_justify="left")
+    for column in ("#", "entrant", "rating", "95% interval", "games", "wins", "avg rank", "terminations"):
+        table.add_column(column, justify="left" if column in ("entrant", "terminations") else "right")
+    for row in report.standings:
+        terms = ", ".join(f"{k} {v}" for k, v in sorted(report.terminations.get(row.name, {}).items())) or "-"
+        table.add_row(
+            str(row.place), row.name, f"{row.rating:+.0f}", f"{row.lower:+.0f} .. {row.upper:+.0f}",
+            str(row.games), str(row.wins), f"{row.average_rank:.2f}", terms,
+        )  # fmt: skip
+    console.print(table)
+    for offsets in report.seat_offsets:
+        seats = "  ".join(f"seat {s}: {v:+.0f}" for s, v in enumerate(offsets.offsets))
+        console.print(f"seat advantage at {offsets.table_size}-player tables ({offsets.games} games): {seats}")
+    if report.superiority is not None and len(report.superiority.entrants) > 1:
+        names = {row.entrant: row.name for row in report.standings}
+        los = Table(title="likelihood of superiority (row stronger than column)", title_justify="left")
+        los.add_column("")
+        for entrant in report.superiority.entrants:
+            los.add_column(names[entrant], justify="right")
+        for entrant, values in zip(report.superiority.entrants, report.superiority.values, strict=True):
+            los.add_row(names[entrant], *(f"{v:.2f}" for v in values))
+        console.print(los)
+    if report.head_to_head is not None:
+        h2h = report.head_to_head
+        console.print(
+            f"head-to-head: {h2h.decision} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
+            f"bounds {h2h.lower_bound:+.2f} .. {h2h.upper_bound:+.2f})",
+            highlight=False,
+        )
+
+
+def standings_command(
+    db: DbOption,
+    format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
+) -> None:
+    """Final standings: a Plackett-Luce fit with 95% intervals on an Elo-like scale."""
+    if format not in ("table", "csv", "json"):
+        fail(f"--format {format!r}: choose table, csv or json")
+    report = standings(open_store(db))
+    if format == "json":
+        console.print_json(msgspec.json.encode(report).decode())
+    elif format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["place", "entrant", "rating", "lower", "upper", "games", "wins", "average_rank"])
+        for row in report.standings:
+            writer.writerow([row.place, row.name, f"{row.rating:.1f}", f"{row.lower:.1f}", f"{row.upper:.1f}",
+                             row.games, row.wins, f"{row.average_rank:.3f}"])  # fmt: skip
+        typer.echo(out.getvalue(), nl=False)
+    else:
+        print_standings(report)
+
+
+def crosstable_command(db: DbOption) -> None:
+    """How often each entrant finished ahead of each other one, where they met."""
+    table_data = crosstable(open_store(db))
+    table = Table(title="finished ahead / games together (row vs column)", title_justify="left")
+    table.add_column("")
+    for name in table_data.names:
+        table.add_column(name, justify="right")
+    for i, name in enumerate(table_data.names):
+        cells = [
+            "-" if i == j else f"{table_data.ahead[i][j]}/{table_data.met[i][j]}" for j in range(len(table_data.names))
+        ]
+        table.add_row(name, *cells)
+    console.print(table)
+
+
+def games_command(
+    db: DbOption,
+    entrant: Annotated[str | None, typer.Option(help="only games this entrant played")] = None,
+    termination: Annotated[
+        str | None, typer.Option(help="only games with this termination: timeout, crash, illegal, protocol, stall")
+    ] = None,
+    format: Annotated[str, typer.Option(help="table or json")] = "table",
+) -> None:
+    """List finished games."""
+    if termination is not None and termination not in ("timeout", "crash", "illegal", "protocol", "stall"):
+        fail(f"--termination {termination!r}: choose timeout, crash, illegal, protocol or stall")
+    with user_errors():
+        rows = game_rows(open_store(db), entrant=entrant, termination=termination)
+    if format == "json":
+        console.print_json(msgspec.json.encode(rows).decode())
+        return
+    table = Table(title=f"{len(rows)} games", title_justify="left")
+    for column in ("game", "seed", "ended by", "seats (rank)", "terminations", "s"):
+        table.add_column(column)
+    for row in rows:
+        seats = ", ".join(f"{n} ({r})" for n, r in zip(row.seats, row.ranks, strict=True))
+        terms = ", ".join(f"{n}: {t}" for n, t in zip(row.seats, row.terminations, strict=True) if t) or "-"
+        table.add_row(str(row.game), str(row.seed), row.ended_by, seats, terms, f"{row.seconds:.2f}")
+    console.print(table)

@@ -1,0 +1,202 @@
+"""``famiglia tournament run`` and ``famiglia demo``: play a tournament with live progress."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from functools import partial
+from pathlib import Path
+from typing import Annotated
+
+import trio
+import typer
+from rich.console import Group
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from referee.match import MatchRecord
+from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
+from tournaments.plan import build_schedule
+from tournaments.ratings import LiveRatings, RatedGame
+from tournaments.reports import head_to_head_test, standings
+from tournaments.runner import default_workers, run_pending
+from tournaments.schedule import ScheduledGame
+from tournaments.sprt import pair_score
+from tournaments.store import Store
+from tournaments.cli.common import console, err_console, fail, user_errors
+from tournaments.cli.reports import print_standings
+
+__all__ = ["app", "demo", "run_tournament"]
+
+app = typer.Typer(help="Run tournaments described in TOML files.", no_args_is_help=True)
+
+SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
+
+
+class LiveTop:
+    """A renderable: the current top entrants by OpenSkill (Plackett-Luce)."""
+
+    def __init__(self, names: list[str], size: int = 5) -> None:
+        self.names = names
+        self.size = size
+        self.ratings = LiveRatings(len(names))
+
+    def update(self, game: ScheduledGame, record: MatchRecord) -> None:
+        self.ratings.update(RatedGame(seating=list(game.seating), ranks=list(record.result.ranks)))
+
+    def __rich__(self) -> Table:
+        table = Table(title="live top (OpenSkill ordinal)", title_justify="left", box=None, pad_edge=False)
+        table.add_column("#", justify="right")
+        table.add_column("entrant")
+        table.add_column("ordinal", justify="right")
+        for place, (entrant, ordinal) in enumerate(self.ratings.top(self.size), start=1):
+            table.add_row(str(place), self.names[entrant], f"{ordinal:.2f}")
+        return table
+
+
+class SequentialStop:
+    """For a head-to-head: feed finished pairs to the SPRT in order; stop once it decides."""
+
+    def __init__(self, config: TournamentConfig, store: Store) -> None:
+        found = head_to_head_test(store)
+        self.test, self.next_pair = found if found is not None else (None, 0)
+        names = [e.name for e in config.entrants]
+        self.heroes = (names.index(config.a or names[0]), names.index(config.b or names[0]))
+        self.ranks: dict[int, int] = {}  # game index -> rank of the entrant under test
+
+    def should_stop(self) -> bool:
+        return self.test is not None and self.test.decision() != "continue"
+
+    def feed(self, game: ScheduledGame, record: MatchRecord) -> None:
+        if self.test is None:
+            return
+        hero = self.heroes[game.index % 2]
+        self.ranks[game.index] = record.result.ranks[game.seating.index(hero)]
+        # Results arrive out of order under concurrency; the test reads pairs in order.
+        while 2 * self.next_pair in self.ranks and 2 * self.next_pair + 1 in self.ranks:
+            first, second = self.ranks.pop(2 * self.next_pair), self.ranks.pop(2 * self.next_pair + 1)
+            self.test.update(pair_score(first, second))
+            self.next_pair += 1
+
+
+def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | None, workers: int | None) -> Store:
+    """Create or resume the tournament in ``db`` and play what is left, with a live display."""
+    with user_errors():
+        store = Store(db)
+        schedule = build_schedule(config)
+        fresh = store.begin(config, schedule)
+    done, total = store.counts()
+    workers = workers if workers is not None else (config.workers or default_workers())
+    concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
+    if not fresh:
+        console.print(f"resuming {config.name!r}: {done} of {total} games already recorded in {db}", highlight=False)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:.1f} games/s"),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    task = progress.add_task(config.name, total=total, completed=done, rate=0.0)
+    top = LiveTop([e.name for e in config.entrants])
+    for played in store.finished():
+        top.ratings.update(RatedGame(seating=[s.entrant for s in played.seats], ranks=[s.rank for s in played.seats]))
+    sequential = SequentialStop(config, store)
+    began = time.monotonic()
+    played_now = 0
+
+    def on_result(game: ScheduledGame, record: MatchRecord) -> None:
+        nonlocal played_now
+        played_now += 1
+        top.update(game, record)
+        sequential.feed(game, record)
+        progress.update(task, advance=1, rate=played_now / max(1e-9, time.monotonic() - began))
+
+    try:
+        with Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
+            trio.run(
+                partial(
+                    run_pending, config, store, concurrency=concurrency, workers=workers, on_result=on_result,
+                    should_stop=sequential.should_stop,
+                )  # fmt: skip
+            )
+        console.print()
+    except KeyboardInterrupt:
+        done, total = store.counts()
+        err_console.print(
+            f"interrupted: {done} of {total} games are recorded in {db}; "
+            "run the same command again to resume",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+    return store
+
+
+@app.command("run")
+def run(
+    file: Annotated[Path, typer.Argument(help="the tournament file (TOML)")],
+    db: Annotated[Path | None, typer.Option(help="results database (default: FILE with .sqlite)")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="games at once in all (default: the file's)")] = None,
+    workers: Annotated[int | None, typer.Option(help="referee processes (default: one per core)")] = None,
+) -> None:
+    """Play a tournament (or resume it) and print the standings."""
+    if concurrency is not None and concurrency < 1:
+        fail("--concurrency must be at least 1")
+    if workers is not None and workers < 1:
+        fail("--workers must be at least 1")
+    try:
+        config = load_tournament(file)
+    except ConfigProblems as exc:
+        for problem in exc.problems:
+            err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    store = run_tournament(config, db or file.with_suffix(".sqlite"), concurrency=concurrency, workers=workers)
+    print_standings(standings(store))
+
+
+def demo_config(root: Path) -> TournamentConfig:
+    """Every sample bot whose toolchain is on this machine, at 3-player Vendetta tables."""
+    entrants = [{"name": "greedy", "bot": str(SAMPLE_BOTS / "greedy_py")},
+                {"name": "random", "bot": str(SAMPLE_BOTS / "random_py")}]  # fmt: skip
+    if shutil.which("node"):
+        entrants.append({"name": "node", "bot": str(SAMPLE_BOTS / "node_js")})
+    if shutil.which("gcc"):
+        entrants.append({"name": "c", "bot": str(SAMPLE_BOTS / "c_bot")})
+    data = {
+        "tournament": {
+            "name": "demo",
+            "game": "vendetta",
+            "table_size": 3,
+            "repetitions": 2,
+            "seed": 2026,
+            "replays": str(root / "demo-replays"),
+            "time": {"move_ms": 2000, "bank_ms": 10000},
+        },
+        "entrant": entrants,
+    }
+    return parse_tournament(data, base=root, source="demo")
+
+
+def demo(
+    folder: Annotated[Path, typer.Option(help="where the demo's results and replays go")] = Path("runs"),
+    workers: Annotated[int | None, typer.Option(help="referee processes (default: one per core)")] = None,
+) -> None:
+    """Run a small built-in tournament of the sample bots and print the standings."""
+    if not SAMPLE_BOTS.is_dir():
+        fail(f"the sample bots are not at {SAMPLE_BOTS}; run the demo from a clone of the famiglia repository")
+    missing = [tool for tool in ("node", "gcc") if shutil.which(tool) is None]
+    if missing:
+        err_console.print(f"note: {' and '.join(missing)} not found; the demo runs without those sample bots")
+    folder = folder.resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "demo.sqlite"
+    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        stale.unlink(missing_ok=True)
+    shutil.rmtree(folder / "demo-replays", ignore_errors=True)
+    with user_errors():
+        config = demo_config(folder)
+    store = run_tournament(config, db, concurrency=None, workers=workers)
+    print_standings(standings(store))
+    console.print(f"results: {db}  replays: {folder / 'demo-replays'}", highlight=False)

@@ -1,0 +1,303 @@
+"""The tournament file: TOML, read into a ``TournamentConfig`` or a list of problems.
+
+A bad file is reported all at once, one line per problem naming the key and what
+is wrong with it, before anything is started::
+
+    [tournament]
+    name = "club night"
+    game = "vendetta"            # vendetta | sicilianos
+    format = "round-robin"       # round-robin | gauntlet | head-to-head
+    table_size = 4               # or table_sizes = [3, 4]
+    games_per_entrant = 24       # or repetitions = 2 (whole round-robins)
+    seed = 1
+    concurrency = 4              # games at once in each worker
+    workers = 2                  # worker processes (default: the number of cores)
+    replays = "replays"          # folder, relative to this file
+    illegal_action = "forfeit"   # or "pass"
+
+    [tournament.variants]        # the game's rules variants, as text
+    control = "majority"
+    round_limit = "15"
+
+    [tournament.time]            # milliseconds
+    move_ms = 1000
+    bank_ms = 5000
+    startup_ms = 10000
+
+    [[entrant]]
+    name = "greedy"
+    bot = "../sample_bots/greedy_py"   # a folder with bot.toml, or a command line
+
+Gauntlet: ``hero = "name"``. Head-to-head: ``a``, ``b``, and optionally
+``elo0``, ``elo1``, ``alpha``, ``beta``, ``max_games``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from protocol.messages import TimeControl
+from referee.bots import BotSpec, BotSpecError, load_bot
+from referee.games import GAME_NAMES, get_rules
+from referee.games.base import UnknownVariant
+
+__all__ = ["ConfigProblems", "Entrant", "TournamentConfig", "load_tournament", "parse_tournament"]
+
+Format = Literal["round-robin", "gauntlet", "head-to-head"]
+FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "head-to-head")
+
+
+class ConfigProblems(ValueError):
+    """A tournament file with one or more problems; ``problems`` has one line each."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(f"{source}: {problem}" for problem in problems))
+
+
+class Entrant(msgspec.Struct, frozen=True, kw_only=True):
+    """One competitor: a name and how to start its bot."""
+
+    name: str
+    bot: BotSpec
+
+
+class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """A whole tournament, validated."""
+
+    name: str
+    game: str
+    format: Format
+    table_sizes: list[int]
+    entrants: list[Entrant]
+    variants: dict[str, str] = {}
+    games_per_entrant: int | None = None
+    repetitions: int = 1
+    seed: int = 0
+    concurrency: int = 4
+    workers: int = 0
+    replays: str | None = None
+    illegal_action: Literal["forfeit", "pass"] = "forfeit"
+    time: TimeControl = TimeControl()
+    hero: str | None = None
+    a: str | None = None
+    b: str | None = None
+    elo0: float = 0.0
+    elo1: float = 50.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    max_games: int = 1000
+
+    def fingerprint(self) -> str:
+        """A hash of what decides the schedule and the games, to refuse a mismatched resume."""
+        essentials = msgspec.structs.replace(self, concurrency=0, workers=0, replays=None)
+        return hashlib.sha256(msgspec.json.encode(essentials)).hexdigest()[:16]
+
+
+_TOURNAMENT_KEYS = {
+    "name", "game", "format", "table_size", "table_sizes", "games_per_entrant", "repetitions", "seed",
+    "concurrency", "workers", "replays", "illegal_action", "variants", "time", "hero", "a", "b",
+    "elo0", "elo1", "alpha", "beta", "max_games",
+}  # fmt: skip
+_TIME_KEYS = {"move_ms", "bank_ms", "startup_ms"}
+
+
+def load_tournament(path: Path) -> TournamentConfig:
+    """Read and validate a tournament file; ConfigProblems lists everything wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigProblems(str(path), ["no such file"]) from None
+    except OSError as exc:
+        raise ConfigProblems(str(path), [f"cannot read: {exc.strerror}"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigProblems(str(path), [f"not valid TOML: {exc}"]) from None
+    return parse_tournament(data, base=path.parent, source=str(path))
+
+
+def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournament") -> TournamentConfig:
+    """Validate a decoded tournament file; relative paths are taken from ``base``."""
+    problems: list[str] = []
+    section = data.get("tournament")
+    if not isinstance(section, dict):
+        raise ConfigProblems(source, ["missing the [tournament] table"])
+    for key in sorted(set(data) - {"tournament", "entrant"}):
+        problems.append(f"{key}: unknown top-level key (expected [tournament] and [[entrant]])")
+    for key in sorted(set(section) - _TOURNAMENT_KEYS):
+        problems.append(f"tournament.{key}: unknown key")
+
+    def get(key: str, kind: type | tuple[type, ...], default: Any, *, positive: bool = False) -> Any:
+        value = section.get(key, default)
+        if value is default:
+            return value
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            problems.append(f"tournament.{key}: expected {names}, got {value!r}")
+            return default
+        if positive and value <= 0:
+            problems.append(f"tournament.{key}: must be positive, got {value}")
+            return default
+        return value
+
+    name = get("name", str, "tournament")
+    game = get("game", str, None)
+    rules = None
+    if game is None:
+        problems.append(f"tournament.game: missing; choose one of {', '.join(GAME_NAMES)}")
+    elif game not in GAME_NAMES:
+        problems.append(f"tournament.game: unknown game {game!r}; choose one of {', '.join(GAME_NAMES)}")
+    else:
+        rules = get_rules(game)
+    fmt = get("format", str, "round-robin")
+    if fmt not in FORMATS:
+        problems.append(f"tournament.format: {fmt!r} is not one of {', '.join(FORMATS)}")
+        fmt = "round-robin"
+
+    sizes: list[int] = []
+    if "table_size" in section and "table_sizes" in section:
+        problems.append("tournament.table_size: give table_size or table_sizes, not both")
+    raw_sizes = section.get("table_sizes", [section["table_size"]] if "table_size" in section else None)
+    if raw_sizes is None:
+        problems.append("tournament.table_size: missing (how many bots sit at each table)")
+    elif not isinstance(raw_sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in raw_sizes):
+        problems.append(f"tournament.table_sizes: expected a list of integers, got {raw_sizes!r}")
+    else:
+        sizes = list(raw_sizes)
+        if rules is not None:
+            for size in sizes:
+                if not rules.min_players <= size <= rules.max_players:
+                    problems.append(
+                        f"tournament.table_size: {game} tables seat {rules.min_players} to "
+                        f"{rules.max_players}, not {size}"
+                    )
+
+    variants_raw = get("variants", dict, {})
+    variants = {str(k): str(v) for k, v in variants_raw.items()}
+    if rules is not None:
+        try:
+            rules.config(variants)
+        except UnknownVariant as exc:
+            problems.append(f"tournament.variants: {exc}")
+
+    time_raw = get("time", dict, {})
+    for key in sorted(set(time_raw) - _TIME_KEYS):
+        problems.append(f"tournament.time.{key}: unknown key (expected {', '.join(sorted(_TIME_KEYS))})")
+    time_values: dict[str, int] = {}
+    for key in _TIME_KEYS & set(time_raw):
+        value = time_raw[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (key == "move_ms" and value == 0):
+            problems.append(f"tournament.time.{key}: expected a positive number of milliseconds, got {value!r}")
+        else:
+            time_values[key] = value
+
+    games_per_entrant = get("games_per_entrant", int, None, positive=True)
+    repetitions = get("repetitions", int, 1, positive=True)
+    if games_per_entrant is not None and "repetitions" in section:
+        problems.append("tournament.repetitions: give games_per_entrant or repetitions, not both")
+    seed = get("seed", int, 0)
+    concurrency = get("concurrency", int, 4, positive=True)
+    workers = get("workers", int, 0)
+    if workers < 0:
+        problems.append(f"tournament.workers: must be 0 (one per core) or more, got {workers}")
+    replays = get("replays", str, None)
+    illegal = get("illegal_action", str, "forfeit")
+    if illegal not in ("forfeit", "pass"):
+        problems.append(f"tournament.illegal_action: {illegal!r} is not forfeit or pass")
+        illegal = "forfeit"
+
+    entrants: list[Entrant] = []
+    raw_entrants = data.get("entrant", [])
+    if not isinstance(raw_entrants, list):
+        problems.append("entrant: write each entrant as an [[entrant]] table")
+        raw_entrants = []
+    seen: set[str] = set()
+    for number, raw in enumerate(raw_entrants, start=1):
+        where = f"entrant {number}"
+        if not isinstance(raw, dict):
+            problems.append(f"{where}: expected a table with name and bot")
+            continue
+        for key in sorted(set(raw) - {"name", "bot"}):
+            problems.append(f"{where}.{key}: unknown key (expected name and bot)")
+        entrant_name = raw.get("name")
+        bot_text = raw.get("bot")
+        if not isinstance(entrant_name, str) or not entrant_name.strip():
+            problems.append(f"{where}.name: missing or empty")
+            continue
+        where = f"entrant {entrant_name!r}"
+        if entrant_name in seen:
+            problems.append(f"{where}: the name is used twice")
+        seen.add(entrant_name)
+        if not isinstance(bot_text, str) or not bot_text.strip():
+            problems.append(f"{where}.bot: missing (a folder with bot.toml, or a command line)")
+            continue
+        try:
+            spec = load_bot(bot_text, base=base)
+        except BotSpecError as exc:
+            problems.append(f"{where}.bot: {exc}")
+            continue
+        entrants.append(Entrant(name=entrant_name, bot=msgspec.structs.replace(spec, name=entrant_name)))
+    if len(raw_entrants) == 0:
+        problems.append("entrant: no [[entrant]] tables; a tournament needs at least as many as a table seats")
+    elif sizes and len(raw_entrants) < max(sizes) and fmt != "head-to-head":
+        problems.append(f"entrant: {len(raw_entrants)} entrants cannot fill a table of {max(sizes)}")
+
+    hero = get("hero", str, None)
+    a = get("a", str, None)
+    b = get("b", str, None)
+    if fmt == "gauntlet":
+        if hero is None:
+            problems.append("tournament.hero: the gauntlet format needs hero = \"<entrant name>\"")
+        elif hero not in seen:
+            problems.append(f"tournament.hero: {hero!r} is not an entrant's name")
+    if fmt == "head-to-head":
+        for key, value in (("a", a), ("b", b)):
+            if value is None:
+                problems.append(f"tournament.{key}: the head-to-head format needs {key} = \"<entrant name>\"")
+            elif value not in seen:
+                problems.append(f"tournament.{key}: {value!r} is not an entrant's name")
+        if a is not None and a == b:
+            problems.append("tournament.b: a and b must be different entrants")
+    elo0 = float(get("elo0", (int, float), 0.0))
+    elo1 = float(get("elo1", (int, float), 50.0))
+    if elo1 <= elo0:
+        problems.append(f"tournament.elo1: must be above elo0 ({elo0:g}), got {elo1:g}")
+    alpha = float(get("alpha", float, 0.05))
+    beta = float(get("beta", float, 0.05))
+    for key, value in (("alpha", alpha), ("beta", beta)):
+        if not 0 < value < 0.5:
+            problems.append(f"tournament.{key}: must be between 0 and 0.5, got {value:g}")
+    max_games = get("max_games", int, 1000, positive=True)
+
+    if problems:
+        raise ConfigProblems(source, problems)
+    return TournamentConfig(
+        name=name,
+        game=game,
+        format=fmt,
+        table_sizes=sizes,
+        entrants=entrants,
+        variants=variants,
+        games_per_entrant=games_per_entrant,
+        repetitions=repetitions,
+        seed=seed,
+        concurrency=concurrency,
+        workers=workers,
+        replays=str((base / replays).resolve()) if replays else None,
+        illegal_action=illegal,
+        time=TimeControl(**time_values),
+        hero=hero,
+        a=a,
+        b=b,
+        elo0=elo0,
+        elo1=elo1,
+        alpha=alpha,
+        beta=beta,
+        max_games=max_games,
+    )

@@ -1,0 +1,67 @@
+"""From a tournament file to the full list of games to play."""
+
+from __future__ import annotations
+
+import math
+
+import msgspec
+
+from tournaments.config import TournamentConfig
+from tournaments.schedule import (
+    HeadToHeadPair,
+    ScheduledGame,
+    deal_seed,
+    expand,
+    gauntlet_tables,
+    head_to_head,
+    round_robin_tables,
+    tables_for_games_per_entrant,
+    williams_design,
+)
+
+__all__ = ["build_schedule", "head_to_head_pairs"]
+
+
+def build_schedule(config: TournamentConfig) -> list[ScheduledGame]:
+    """Every game of the tournament, numbered in play order.
+
+    Each table is played once per row of a Williams design on one deal seed, so
+    seats and deal luck balance out. With several table sizes, each size gets its
+    own block of tables and seeds. ValueError when the requested counts cannot
+    be balanced (its message names the nearest counts that can).
+    """
+    n = len(config.entrants)
+    games: list[ScheduledGame] = []
+    if config.format == "head-to-head":
+        for pair in head_to_head_pairs(config):
+            for seating in (pair.seating_a, pair.seating_b):
+                games.append(
+                    ScheduledGame(index=len(games), table=pair.deal, row=pair.row, seed=pair.seed, seating=seating)
+                )
+        return games
+    for block, k in enumerate(config.table_sizes):
+        rows = len(williams_design(k))
+        block_seed = deal_seed(config.seed, 1_000_000 + block)
+        if config.format == "gauntlet":
+            assert config.hero is not None
+            hero = [e.name for e in config.entrants].index(config.hero)
+            wanted = config.games_per_entrant or rows * math.comb(n - 1, k - 1)
+            tables = gauntlet_tables(n, k, hero, max(1, math.ceil(wanted / rows)), block_seed)
+        elif config.games_per_entrant is not None:
+            count = tables_for_games_per_entrant(n, k, config.games_per_entrant)
+            tables = round_robin_tables(n, k, count, block_seed)
+        else:
+            tables = round_robin_tables(n, k, None, block_seed) * config.repetitions
+        for game in expand(tables, None, block_seed):
+            games.append(msgspec.structs.replace(game, index=len(games), table=game.table + 10_000 * block))
+    return games
+
+
+def head_to_head_pairs(config: TournamentConfig) -> list[HeadToHeadPair]:
+    """The duplicate pairs of a head-to-head test, up to the game budget."""
+    names = [e.name for e in config.entrants]
+    assert config.a is not None and config.b is not None
+    k = config.table_sizes[0]
+    rows = len(williams_design(k))
+    deals = max(1, config.max_games // (2 * rows))
+    return head_to_head(len(names), k, names.index(config.a), names.index(config.b), deals, config.seed)

@@ -1,0 +1,171 @@
+"""Reports read from the store: standings, crosstable, the game list, a head-to-head verdict."""
+
+from __future__ import annotations
+
+import msgspec
+
+from tournaments.ratings import (
+    LosMatrix,
+    RatedGame,
+    SeatOffsets,
+    Standing,
+    fit_plackett_luce,
+    likelihood_of_superiority,
+    summarise,
+)
+from tournaments.sprt import Sprt, SprtStatus, pair_score
+from tournaments.store import FinishedGame, Store
+
+__all__ = [
+    "Crosstable",
+    "GameRow",
+    "Standings",
+    "crosstable",
+    "game_rows",
+    "head_to_head_status",
+    "head_to_head_test",
+    "rated_games",
+    "standings",
+]
+
+
+class Standings(msgspec.Struct, frozen=True, kw_only=True):
+    """Final standings with everything a host publishes."""
+
+    tournament: str
+    game: str
+    games: int
+    scheduled: int
+    standings: list[Standing]
+    seat_offsets: list[SeatOffsets]
+    terminations: dict[str, dict[str, int]]
+    superiority: LosMatrix | None
+    head_to_head: SprtStatus | None = None
+
+
+class Crosstable(msgspec.Struct, frozen=True, kw_only=True):
+    """``ahead[i][j]``: games where entrant i finished ahead of j; ``met[i][j]``: games together."""
+
+    names: list[str]
+    ahead: list[list[int]]
+    met: list[list[int]]
+
+
+class GameRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One finished game for the game list."""
+
+    game: int
+    seed: int
+    seconds: float
+    ended_by: str
+    seats: list[str]
+    ranks: list[int]
+    scores: list[int]
+    terminations: list[str]
+    replay: str | None
+
+
+def rated_games(finished: list[FinishedGame]) -> list[RatedGame]:
+    return [
+        RatedGame(seating=[s.entrant for s in game.seats], ranks=[s.rank for s in game.seats]) for game in finished
+    ]
+
+
+def head_to_head_test(store: Store) -> tuple[Sprt, int] | None:
+    """The sequential test fed with the stored pairs, and the next pair's number.
+
+    None unless the tournament is a head-to-head. Pair p is games 2p (A seated)
+    and 2p+1 (B in A's seat, same deal). Pairs are read in schedule order up to
+    the first one not finished, exactly as they are fed while playing.
+    """
+    config = store.config()
+    if config.format != "head-to-head":
+        return None
+    assert config.a is not None and config.b is not None
+    names = store.entrant_names()
+    a, b = names.index(config.a), names.index(config.b)
+    by_index = {game.game: game for game in store.finished()}
+    test = Sprt(config.elo0, config.elo1, config.alpha, config.beta, max_pairs=max(1, config.max_games // 2))
+    pair = 0
+    while (first := by_index.get(2 * pair)) is not None and (second := by_index.get(2 * pair + 1)) is not None:
+        rank_a = next(s.rank for s in first.seats if s.entrant == a)
+        rank_b = next(s.rank for s in second.seats if s.entrant == b)
+        test.update(pair_score(rank_a, rank_b))
+        pair += 1
+    return test, pair
+
+
+def head_to_head_status(store: Store) -> SprtStatus | None:
+    """The head-to-head verdict so far, or None for other formats."""
+    found = head_to_head_test(store)
+    return None if found is None else found[0].status()
+
+
+def standings(store: Store, *, top: int = 8) -> Standings:
+    """Fit the finished games and summarise them."""
+    name, game, _ = store.tournament() or ("", "", "")
+    names = store.entrant_names()
+    finished = store.finished()
+    rated = rated_games(finished)
+    done, scheduled = store.counts()
+    terminations: dict[str, dict[str, int]] = {n: {} for n in names}
+    for played in finished:
+        for seat in played.seats:
+            if seat.termination is not None:
+                counts = terminations[names[seat.entrant]]
+                counts[seat.termination] = counts.get(seat.termination, 0) + 1
+    if not rated:
+        return Standings(
+            tournament=name, game=game, games=0, scheduled=scheduled, standings=[], seat_offsets=[],
+            terminations=terminations, superiority=None, head_to_head=head_to_head_status(store),
+        )  # fmt: skip
+    fit = fit_plackett_luce(rated, len(names))
+    return Standings(
+        tournament=name,
+        game=game,
+        games=done,
+        scheduled=scheduled,
+        standings=summarise(rated, fit, names),
+        seat_offsets=fit.seat_offsets,
+        terminations=terminations,
+        superiority=likelihood_of_superiority(fit, top=min(top, len(names))),
+        head_to_head=head_to_head_status(store),
+    )
+
+
+def crosstable(store: Store) -> Crosstable:
+    names = store.entrant_names()
+    n = len(names)
+    ahead = [[0] * n for _ in range(n)]
+    met = [[0] * n for _ in range(n)]
+    for played in store.finished():
+        for x in played.seats:
+            for y in played.seats:
+                if x.entrant != y.entrant:
+                    met[x.entrant][y.entrant] += 1
+                    if x.rank < y.rank:
+                        ahead[x.entrant][y.entrant] += 1
+    return Crosstable(names=names, ahead=ahead, met=met)
+
+
+def game_rows(store: Store, *, entrant: str | None = None, termination: str | None = None) -> list[GameRow]:
+    """Finished games, optionally only those with an entrant or a kind of termination."""
+    names = store.entrant_names()
+    if entrant is not None and entrant not in names:
+        raise ValueError(f"no entrant called {entrant!r}; entrants are {', '.join(names)}")
+    rows = []
+    for played in store.finished():
+        seat_names = [names[s.entrant] for s in played.seats]
+        kinds = [s.termination or "" for s in played.seats]
+        if entrant is not None and entrant not in seat_names:
+            continue
+        if termination is not None and termination not in kinds:
+            continue
+        rows.append(
+            GameRow(
+                game=played.game, seed=played.seed, seconds=played.seconds, ended_by=played.ended_by,
+                seats=seat_names, ranks=[s.rank for s in played.seats], scores=[s.score for s in played.seats],
+                terminations=kinds, replay=played.replay,
+            )  # fmt: skip
+        )
+    return rows

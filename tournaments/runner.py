@@ -1,0 +1,235 @@
+"""Play a tournament's pending games: concurrently, on every core, resumably.
+
+Games run inside Trio referees: in this process when one worker is asked for,
+else in W worker processes (``tournaments.worker``) that take games over a pipe
+and send back match records, so every core referees. Whatever executes them,
+each finished game is written to the store in its own transaction, from a
+thread, so the referee's loop never waits on the disk.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import msgspec
+import trio
+
+from referee.bots import BotSpec
+from referee.match import MatchRecord, MatchSpec
+from referee.play import play_match, prepare_bots
+from referee.settings import RefereeSettings
+from tournaments.config import TournamentConfig
+from tournaments.schedule import ScheduledGame
+from tournaments.store import Store
+
+__all__ = [
+    "GameDone",
+    "Job",
+    "WorkerFailed",
+    "WorkerSetup",
+    "default_workers",
+    "play_scheduled",
+    "run_pending",
+]
+
+OnResult = Callable[[ScheduledGame, MatchRecord], None]
+ShouldStop = Callable[[], bool]
+
+
+class WorkerFailed(RuntimeError):
+    """A worker process died or sent something unreadable."""
+
+
+class WorkerSetup(msgspec.Struct, tag="setup", tag_field="type", kw_only=True):
+    """The first line to a worker: what it plays and how."""
+
+    config: TournamentConfig
+    bots: list[BotSpec]
+    settings: RefereeSettings
+    concurrency: int
+
+
+class Job(msgspec.Struct, tag="job", tag_field="type", kw_only=True):
+    """One game for a worker to play."""
+
+    game: ScheduledGame
+
+
+class GameDone(msgspec.Struct, tag="done", tag_field="type", kw_only=True):
+    """A worker's answer: the game and its record."""
+
+    game: ScheduledGame
+    record: MatchRecord
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def settings_for(config: TournamentConfig) -> RefereeSettings:
+    return RefereeSettings(time=config.time, illegal_action=config.illegal_action)
+
+
+def replay_path(config: TournamentConfig, game: ScheduledGame) -> Path | None:
+    if config.replays is None:
+        return None
+    return Path(config.replays) / f"game-{game.index:06d}.jsonl"
+
+
+async def play_scheduled(
+    config: TournamentConfig, bots: list[BotSpec], settings: RefereeSettings, game: ScheduledGame
+) -> MatchRecord:
+    """Play one scheduled game: the entrants of its seating, its deal seed."""
+    spec = MatchSpec(
+        game=config.game, seed=game.seed, variants=config.variants, match=f"{config.name}#{game.index}"
+    )
+    return await play_match(spec, [bots[e] for e in game.seating], settings, replay_path=replay_path(config, game))
+
+
+async def run_pending(
+    config: TournamentConfig,
+    store: Store,
+    *,
+    concurrency: int,
+    workers: int,
+    on_result: OnResult,
+    should_stop: ShouldStop = lambda: False,
+) -> int:
+    """Play every game of the store's schedule that has no result yet; how many were played.
+
+    ``should_stop`` is asked before each game starts (a sequential test that has
+    decided); games already running finish and are recorded.
+    """
+    pending = store.pending()
+    if not pending or should_stop():
+        return 0
+    bots = prepare_bots([entrant.bot for entrant in config.entrants])
+    settings = settings_for(config)
+    if config.replays is not None:
+        Path(config.replays).mkdir(parents=True, exist_ok=True)
+    write_lock = trio.Lock()
+    played = 0
+
+    async def finished(game: ScheduledGame, record: MatchRecord) -> None:
+        nonlocal played
+        async with write_lock:
+            await trio.to_thread.run_sync(store.record, game, record)
+        played += 1
+        on_result(game, record)
+
+    jobs_in, jobs_out = trio.open_memory_channel[ScheduledGame](0)
+
+    async def feed() -> None:
+        async with jobs_in:
+            for game in pending:
+                if should_stop():
+                    break
+                await jobs_in.send(game)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(feed)
+        if workers <= 1:
+            for _ in range(concurrency):
+                nursery.start_soon(_play_from, jobs_out.clone(), config, bots, settings, finished)
+        else:
+            per_worker = max(1, math.ceil(concurrency / workers))
+            setup = WorkerSetup(config=config, bots=bots, settings=settings, concurrency=per_worker)
+            for _ in range(workers):
+                nursery.start_soon(_drive_worker, jobs_out.clone(), setup, finished)
+        await jobs_out.aclose()
+    return played
+
+
+async def _play_from(
+    jobs: trio.MemoryReceiveChannel[ScheduledGame],
+    config: TournamentConfig,
+    bots: list[BotSpec],
+    settings: RefereeSettings,
+    finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
+) -> None:
+    async with jobs:
+        async for game in jobs:
+            record = await play_scheduled(config, bots, settings, game)
+            await finished(game, record)
+
+
+_encoder = msgspec.json.Encoder()
+_done_decoder = msgspec.json.Decoder(GameDone)
+
+
+async def _drive_worker(
+    jobs: trio.MemoryReceiveChannel[ScheduledGame],
+    setup: WorkerSetup,
+    finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
+) -> None:
+    """Keep one worker process busy with up to ``setup.concurrency`` games."""
+    from protocol.codec import LineReader, StreamClosed
+
+    slots = trio.Semaphore(setup.concurrency)
+    in_flight = 0
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "tournaments.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    try:
+        await stdin.send_all(_encoder.encode(setup) + b"\n")
+
+        async def send_jobs() -> None:
+            nonlocal in_flight
+            async with jobs:
+                while True:
+                    await slots.acquire()
+                    try:
+                        game = await jobs.receive()
+                    except trio.EndOfChannel:
+                        slots.release()
+                        break
+                    in_flight += 1
+                    await stdin.send_all(_encoder.encode(Job(game=game)) + b"\n")
+            # Wait for the answers, then tell the worker there is no more work.
+            for _ in range(setup.concurrency):
+                await slots.acquire()
+            await stdin.aclose()
+
+        async def read_results() -> None:
+            nonlocal in_flight
+            reader = LineReader(stdout, 64 << 20)
+            while True:
+                try:
+                    line = await reader.readline()
+                except StreamClosed:
+                    if in_flight:
+                        raise WorkerFailed(f"a worker process exited with {in_flight} games unfinished") from None
+                    return
+                try:
+                    done = _done_decoder.decode(line)
+                except msgspec.DecodeError as exc:
+                    raise WorkerFailed(f"a worker sent an unreadable line: {exc}") from None
+                in_flight -= 1
+                await finished(done.game, done.record)
+                slots.release()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send_jobs)
+            nursery.start_soon(read_results)
+    finally:
+        with trio.CancelScope(shield=True):
+            # Closing its stdin makes a worker cancel its games and stop its bots.
+            await stdin.aclose()
+            with trio.move_on_after(5):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()

@@ -1,0 +1,270 @@
+"""The results store: one SQLite file (WAL) per tournament.
+
+Tables: the tournament (its configuration and a fingerprint of it), the
+entrants, the full schedule, and one row per finished game with a row per seat.
+A finished game is written in one transaction, so a run killed at any moment
+(SIGKILL included) leaves every game either wholly recorded or not at all; the
+next run plays exactly the games without a row. With WAL and
+``synchronous=NORMAL`` a committed game survives the process being killed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from referee.match import MatchRecord
+from tournaments.config import TournamentConfig
+from tournaments.schedule import ScheduledGame
+
+__all__ = ["FinishedGame", "SeatRow", "Store", "StoreError"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tournament (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    schema_version INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    game TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    config TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entrant (
+    idx INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    command TEXT NOT NULL,
+    cwd TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS schedule (
+    game INTEGER PRIMARY KEY,
+    tbl INTEGER NOT NULL,
+    row INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    seating TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS result (
+    game INTEGER PRIMARY KEY REFERENCES schedule(game),
+    finished TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    ended_by TEXT NOT NULL,
+    replay TEXT,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seat (
+    game INTEGER NOT NULL REFERENCES result(game),
+    seat INTEGER NOT NULL,
+    entrant INTEGER NOT NULL REFERENCES entrant(idx),
+    rank INTEGER NOT NULL,
+    score INTEGER NOT NULL,
+    won INTEGER NOT NULL,
+    termination TEXT,
+    reason TEXT,
+    decisions INTEGER NOT NULL,
+    total_ms REAL NOT NULL,
+    max_ms REAL NOT NULL,
+    PRIMARY KEY (game, seat)
+);
+CREATE INDEX IF NOT EXISTS seat_entrant ON seat(entrant);
+"""
+
+
+class StoreError(ValueError):
+    """The results file cannot be used for this tournament (or at all)."""
+
+
+class SeatRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat of one finished game."""
+
+    seat: int
+    entrant: int
+    rank: int
+    score: int
+    won: bool
+    termination: str | None
+    reason: str | None
+
+
+class FinishedGame(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished game as stored: its schedule slot and its seats."""
+
+    game: int
+    table: int
+    row: int
+    seed: int
+    seconds: float
+    ended_by: str
+    replay: str | None
+    seats: list[SeatRow]
+
+
+class Store:
+    """A tournament's results file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # check_same_thread=False: writes happen in a worker thread (to keep the
+            # referee's Trio loop free) while reads happen on the main thread; the
+            # caller serialises access.
+            self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA busy_timeout=5000")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: cannot use as a results database: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"{path}: {exc.strerror}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- the tournament ----------------------------------------------------
+
+    def tournament(self) -> tuple[str, str, str] | None:
+        """(name, game, fingerprint) of the stored tournament, or None when empty."""
+        row = self.db.execute("SELECT name, game, fingerprint FROM tournament").fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def config(self) -> TournamentConfig:
+        row = self.db.execute("SELECT config FROM tournament").fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: holds no tournament yet")
+        return msgspec.json.decode(row[0], type=TournamentConfig)
+
+    def begin(self, config: TournamentConfig, schedule: Sequence[ScheduledGame]) -> bool:
+        """Store a new tournament and its schedule; False if it is already there (a resume).
+
+        StoreError if the file holds a different tournament.
+        """
+        stored = self.tournament()
+        fingerprint = config.fingerprint()
+        if stored is not None:
+            if stored[2] != fingerprint:
+                raise StoreError(
+                    f"{self.path} holds tournament {stored[0]!r} with other settings; "
+                    "use another --db to start a new one, or the original file to resume"
+                )
+            return False
+        try:
+            with self._transaction():
+                self.db.execute(
+                    "INSERT INTO tournament VALUES (1, ?, ?, ?, ?, ?, ?)",
+                    (SCHEMA_VERSION, config.name, config.game, fingerprint,
+                     msgspec.json.encode(config).decode(), _now()),
+                )  # fmt: skip
+                self.db.executemany(
+                    "INSERT INTO entrant VALUES (?, ?, ?, ?)",
+                    [
+                        (i, e.name, msgspec.json.encode(e.bot.command).decode(), e.bot.cwd)
+                        for i, e in enumerate(config.entrants)
+                    ],
+                )
+                self.db.executemany(
+                    "INSERT INTO schedule VALUES (?, ?, ?, ?, ?)",
+                    [(g.index, g.table, g.row, g.seed, msgspec.json.encode(g.seating).decode()) for g in schedule],
+                )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot write: {exc}") from None
+        return True
+
+    def schedule(self) -> list[ScheduledGame]:
+        rows = self.db.execute("SELECT game, tbl, row, seed, seating FROM schedule ORDER BY game").fetchall()
+        return [
+            ScheduledGame(index=g, table=t, row=r, seed=s, seating=tuple(msgspec.json.decode(seating)))
+            for g, t, r, s, seating in rows
+        ]
+
+    def pending(self) -> list[ScheduledGame]:
+        """Scheduled games without a result, in schedule order."""
+        done = {row[0] for row in self.db.execute("SELECT game FROM result")}
+        return [game for game in self.schedule() if game.index not in done]
+
+    def entrant_names(self) -> list[str]:
+        return [row[0] for row in self.db.execute("SELECT name FROM entrant ORDER BY idx")]
+
+    # --- results -----------------------------------------------------------
+
+    def record(self, game: ScheduledGame, record: MatchRecord) -> None:
+        """Write one finished game, all of it or nothing."""
+        result = record.result
+        terminations = {t.seat: t for t in result.terminations}
+        try:
+            with self._transaction():
+                self.db.execute(
+                    "INSERT INTO result VALUES (?, ?, ?, ?, ?, ?)",
+                    (game.index, _now(), record.seconds, result.ended_by, record.replay,
+                     msgspec.json.encode(record).decode()),
+                )  # fmt: skip
+                self.db.executemany(
+                    "INSERT INTO seat VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            game.index, seat, entrant, result.ranks[seat], result.scores[seat],
+                            int(seat in result.winners),
+                            terminations[seat].kind if seat in terminations else None,
+                            terminations[seat].reason if seat in terminations else None,
+                            record.timings[seat].decisions, record.timings[seat].total_ms,
+                            record.timings[seat].max_ms,
+                        )  # fmt: skip
+                        for seat, entrant in enumerate(game.seating)
+                    ],
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(f"game {game.index} is already recorded in {self.path}") from None
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot record game {game.index}: {exc}") from None
+
+    def finished(self) -> list[FinishedGame]:
+        """Every finished game with its seats, in schedule order."""
+        seats: dict[int, list[SeatRow]] = {}
+        for g, seat, entrant, rank, score, won, term, reason in self.db.execute(
+            "SELECT game, seat, entrant, rank, score, won, termination, reason FROM seat ORDER BY game, seat"
+        ):
+            seats.setdefault(g, []).append(
+                SeatRow(seat=seat, entrant=entrant, rank=rank, score=score, won=bool(won), termination=term,
+                        reason=reason)
+            )  # fmt: skip
+        return [
+            FinishedGame(game=g, table=t, row=r, seed=s, seconds=sec, ended_by=ended, replay=replay, seats=seats[g])
+            for g, t, r, s, sec, ended, replay in self.db.execute(
+                "SELECT r.game, s.tbl, s.row, s.seed, r.seconds, r.ended_by, r.replay "
+                "FROM result r JOIN schedule s USING (game) ORDER BY r.game"
+            )
+        ]
+
+    def counts(self) -> tuple[int, int]:
+        """(finished games, scheduled games)."""
+        done = self.db.execute("SELECT COUNT(*) FROM result").fetchone()[0]
+        total = self.db.execute("SELECT COUNT(*) FROM schedule").fetchone()[0]
+        return int(done), int(total)
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+

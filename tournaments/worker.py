@@ -1,0 +1,56 @@
+"""A worker process: referees the games its parent sends, answers with their records.
+
+Started by ``tournaments.runner`` as ``python -m tournaments.worker``. Reads a
+setup line, then job lines, from stdin; writes one ``done`` line per finished
+game. When stdin closes (the parent finished, or died), every game still running
+is cancelled and every bot process stopped before the worker exits.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import msgspec
+import trio
+
+from protocol.codec import LineReader, StreamClosed
+from tournaments.runner import GameDone, Job, WorkerSetup, play_scheduled
+
+_setup_decoder = msgspec.json.Decoder(WorkerSetup)
+_job_decoder = msgspec.json.Decoder(Job)
+_encoder = msgspec.json.Encoder()
+
+
+async def serve() -> None:
+    stdin = trio.lowlevel.FdStream(sys.stdin.fileno())
+    stdout = trio.lowlevel.FdStream(sys.stdout.fileno())
+    reader = LineReader(stdin, 64 << 20)
+    setup = _setup_decoder.decode(await reader.readline())
+    write_lock = trio.Lock()
+
+    async def play(job: Job) -> None:
+        record = await play_scheduled(setup.config, setup.bots, setup.settings, job.game)
+        async with write_lock:
+            await stdout.send_all(_encoder.encode(GameDone(game=job.game, record=record)) + b"\n")
+
+    async with trio.open_nursery() as nursery:
+        while True:
+            try:
+                job = _job_decoder.decode(await reader.readline())
+            except StreamClosed:
+                break
+            nursery.start_soon(play, job)
+        # The parent closes stdin after its last answer, or when it dies: either
+        # way nothing more will be read, so stop whatever still runs.
+        nursery.cancel_scope.cancel()
+
+
+def main() -> None:
+    try:
+        trio.run(serve)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
