@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -53,7 +53,7 @@ from referee.replay import (
 )
 from referee.settings import RefereeSettings
 
-__all__ = ["BotChannel", "MatchRecord", "MatchSpec", "SeatTiming", "run_match"]
+__all__ = ["BotChannel", "MatchRecord", "MatchSpec", "Replace", "SeatTiming", "run_match"]
 
 
 class BotChannel(Protocol):
@@ -68,6 +68,10 @@ class BotChannel(Protocol):
     async def kill(self) -> None: ...
 
     def stderr_text(self) -> str: ...
+
+
+Replace = Callable[[int], Awaitable["BotChannel | None"]]
+"""Given a seat whose reused process broke before ``ready``, a fresh bot, or None."""
 
 
 class MatchSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -127,8 +131,10 @@ class _Match:
         bots: Sequence[BotChannel],
         settings: RefereeSettings,
         replay_path: Path | None,
+        replace: Replace | None = None,
     ) -> None:
         self.spec = spec
+        self.replace = replace
         self.settings = settings
         self.rules = get_rules(spec.game)
         self.config = self.rules.config(spec.variants)
@@ -181,6 +187,25 @@ class _Match:
     # --- the conversation --------------------------------------------------
 
     async def handshake(self, seat: _Seat) -> None:
+        try:
+            await self.greet(seat)
+        except BotError as error:
+            # A warm process that exited after its previous game (a bot that plays
+            # one game per process) is not a failure: start a fresh one.
+            fresh = None
+            if error.kind in ("crash", "stall") and self.replace is not None:
+                fresh = await self.replace(seat.index)
+            if fresh is None:
+                await self.fail(seat, error, 0)
+                return
+            seat.bot = fresh
+            try:
+                await self.greet(seat)
+            except BotError as again:
+                await self.fail(seat, again, 0)
+
+    async def greet(self, seat: _Seat) -> None:
+        """Send ``start`` and wait for ``ready`` under the startup limit."""
         start = Start(
             protocol=PROTOCOL_VERSION,
             game=self.spec.game,
@@ -193,18 +218,15 @@ class _Match:
             time=self.settings.time,
         )
         deadline = trio.current_time() + (self.settings.time.startup_ms + self.settings.margin_ms) / 1000
-        try:
-            with trio.move_on_at(deadline) as scope:
-                await seat.bot.send(encode_message(start))
-                while True:
-                    message = await self.read_message(seat, 0)
-                    if isinstance(message, Ready):
-                        return
-                    raise BotProtocolError(f"sent {type(message).__name__.lower()} before ready")
-            if scope.cancelled_caught:
-                raise BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
-        except BotError as error:
-            await self.fail(seat, error, 0)
+        with trio.move_on_at(deadline) as scope:
+            await seat.bot.send(encode_message(start))
+            while True:
+                message = await self.read_message(seat, 0)
+                if isinstance(message, Ready):
+                    return
+                raise BotProtocolError(f"sent {type(message).__name__.lower()} before ready")
+        if scope.cancelled_caught:
+            raise BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
 
     async def read_message(self, seat: _Seat, request: int) -> Ready | Action[msgspec.Raw]:
         """The next message that is not a log line; log lines go to the replay."""
@@ -394,14 +416,16 @@ async def run_match(
     *,
     replay_path: Path | None = None,
     commands: Sequence[list[str]] | None = None,
+    replace: Replace | None = None,
 ) -> MatchRecord:
     """Play one match between ``bots`` (seat order) and return its record.
 
     The caller owns the bots (their processes and cleanup); this function only
-    talks to them. ``ValueError`` for a bad spec (unknown game or variant, a
+    talks to them. ``replace`` may swap in a fresh bot for a reused process that
+    broke before ``ready`` (see ``tournaments.pool``). ``ValueError`` for a bad spec (unknown game or variant, a
     table size the game does not allow) before anything is sent.
     """
-    match = _Match(spec, bots, settings, replay_path)
+    match = _Match(spec, bots, settings, replay_path, replace)
     began = trio.current_time()
     if settings.game_wall_s > 0:
         match.wall_deadline = began + settings.game_wall_s

@@ -18,7 +18,7 @@ from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
 from referee.process import open_bot
 from referee.settings import RefereeSettings
 
-__all__ = ["DeadBot", "play_match", "prepare_bots"]
+__all__ = ["DeadBot", "check_table", "play_match", "prepare_bots", "save_stderr"]
 
 
 class DeadBot:
@@ -89,9 +89,14 @@ async def play_match(
         )
     # The bots are stopped now, so their stderr is complete.
     if replay_path is not None:
-        folder = stderr_dir or replay_path.parent
-        for seat, channel in enumerate(channels):
-            text = channel.stderr_text()
-            if text:
-                (folder / f"{replay_path.name}.seat{seat}.stderr").write_text(text, encoding="utf-8")
+        save_stderr(replay_path, channels, stderr_dir)
     return record
+
+
+def save_stderr(replay_path: Path, channels: Sequence[BotChannel], folder: Path | None = None) -> None:
+    """Each seat's kept stderr beside the replay, as ``<replay>.seat<N>.stderr``."""
+    folder = folder or replay_path.parent
+    for seat, channel in enumerate(channels):
+        text = channel.stderr_text()
+        if text:
+            (folder / f"{replay_path.name}.seat{seat}.stderr").write_text(text, encoding="utf-8")

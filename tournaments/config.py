@@ -14,6 +14,7 @@ is wrong with it, before anything is started::
     workers = 2                  # worker processes (default: the number of cores)
     replays = "replays"          # folder, relative to this file
     illegal_action = "forfeit"   # or "pass"
+    reuse_processes = true       # keep bot processes warm between games
 
     [tournament.variants]        # the game's rules variants, as text
     control = "majority"
@@ -92,17 +93,18 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
     alpha: float = 0.05
     beta: float = 0.05
     max_games: int = 1000
+    reuse_processes: bool = True
 
     def fingerprint(self) -> str:
         """A hash of what decides the schedule and the games, to refuse a mismatched resume."""
-        essentials = msgspec.structs.replace(self, concurrency=0, workers=0, replays=None)
+        essentials = msgspec.structs.replace(self, concurrency=0, workers=0, replays=None, reuse_processes=True)
         return hashlib.sha256(msgspec.json.encode(essentials)).hexdigest()[:16]
 
 
 _TOURNAMENT_KEYS = {
     "name", "game", "format", "table_size", "table_sizes", "games_per_entrant", "repetitions", "seed",
     "concurrency", "workers", "replays", "illegal_action", "variants", "time", "hero", "a", "b",
-    "elo0", "elo1", "alpha", "beta", "max_games",
+    "elo0", "elo1", "alpha", "beta", "max_games", "reuse_processes",
 }  # fmt: skip
 _TIME_KEYS = {"move_ms", "bank_ms", "startup_ms"}
 
@@ -274,6 +276,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         if not 0 < value < 0.5:
             problems.append(f"tournament.{key}: must be between 0 and 0.5, got {value:g}")
     max_games = get("max_games", int, 1000, positive=True)
+    reuse_processes = get("reuse_processes", bool, True)
 
     if problems:
         raise ConfigProblems(source, problems)
@@ -300,4 +303,5 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         alpha=alpha,
         beta=beta,
         max_games=max_games,
+        reuse_processes=reuse_processes,
     )

@@ -20,10 +20,12 @@ import msgspec
 import trio
 
 from referee.bots import BotSpec
-from referee.match import MatchRecord, MatchSpec
-from referee.play import play_match, prepare_bots
+from referee.errors import BotCrashed
+from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
+from referee.play import DeadBot, play_match, prepare_bots, save_stderr
 from referee.settings import RefereeSettings
 from tournaments.config import TournamentConfig
+from tournaments.pool import WarmPool, open_pool
 from tournaments.schedule import ScheduledGame
 from tournaments.store import Store
 
@@ -86,13 +88,51 @@ def replay_path(config: TournamentConfig, game: ScheduledGame) -> Path | None:
 
 
 async def play_scheduled(
-    config: TournamentConfig, bots: list[BotSpec], settings: RefereeSettings, game: ScheduledGame
+    config: TournamentConfig,
+    bots: list[BotSpec],
+    settings: RefereeSettings,
+    game: ScheduledGame,
+    pool: WarmPool | None = None,
 ) -> MatchRecord:
-    """Play one scheduled game: the entrants of its seating, its deal seed."""
+    """Play one scheduled game: the entrants of its seating, its deal seed.
+
+    With a pool, the seats' processes are warm ones reused across games;
+    without, each game starts and stops its own.
+    """
     spec = MatchSpec(
         game=config.game, seed=game.seed, variants=config.variants, match=f"{config.name}#{game.index}"
     )
-    return await play_match(spec, [bots[e] for e in game.seating], settings, replay_path=replay_path(config, game))
+    seat_bots = [bots[e] for e in game.seating]
+    replay = replay_path(config, game)
+    if pool is None:
+        return await play_match(spec, seat_bots, settings, replay_path=replay)
+    channels: list[BotChannel] = [DeadBot("", BotCrashed("not started"))] * len(seat_bots)
+
+    async def take(seat: int) -> None:
+        channels[seat] = await pool.acquire(seat_bots[seat])
+
+    async def replace(seat: int) -> BotChannel | None:
+        old = channels[seat]
+        if not pool.was_reused(old):
+            return None
+        pool.discard(old)
+        channels[seat] = await pool.acquire(seat_bots[seat], fresh=True)
+        return channels[seat]
+
+    try:
+        # Start (or wake) the seats' processes together: cold starts overlap.
+        async with trio.open_nursery() as nursery:
+            for seat in range(len(seat_bots)):
+                nursery.start_soon(take, seat)
+        record = await run_match(
+            spec, channels, settings, replay_path=replay, commands=[b.command for b in seat_bots], replace=replace
+        )
+        if replay is not None:
+            save_stderr(replay, channels)
+    finally:
+        for seat, channel in enumerate(channels):
+            pool.release(channel, seat_bots[seat])
+    return record
 
 
 async def run_pending(
@@ -135,11 +175,12 @@ async def run_pending(
                     break
                 await jobs_in.send(game)
 
-    async with trio.open_nursery() as nursery:
+    async with open_pool(settings) as pool, trio.open_nursery() as nursery:
         nursery.start_soon(feed)
         if workers <= 1:
+            warm = pool if config.reuse_processes else None
             for _ in range(concurrency):
-                nursery.start_soon(_play_from, jobs_out.clone(), config, bots, settings, finished)
+                nursery.start_soon(_play_from, jobs_out.clone(), config, bots, settings, warm, finished)
         else:
             per_worker = max(1, math.ceil(concurrency / workers))
             setup = WorkerSetup(config=config, bots=bots, settings=settings, concurrency=per_worker)
@@ -154,11 +195,12 @@ async def _play_from(
     config: TournamentConfig,
     bots: list[BotSpec],
     settings: RefereeSettings,
+    pool: WarmPool | None,
     finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
 ) -> None:
     async with jobs:
         async for game in jobs:
-            record = await play_scheduled(config, bots, settings, game)
+            record = await play_scheduled(config, bots, settings, game, pool)
             await finished(game, record)
 
 

@@ -14,6 +14,7 @@ import msgspec
 import trio
 
 from protocol.codec import LineReader, StreamClosed
+from tournaments.pool import open_pool
 from tournaments.runner import GameDone, Job, WorkerSetup, play_scheduled
 
 _setup_decoder = msgspec.json.Decoder(WorkerSetup)
@@ -28,12 +29,14 @@ async def serve() -> None:
     setup = _setup_decoder.decode(await reader.readline())
     write_lock = trio.Lock()
 
-    async def play(job: Job) -> None:
-        record = await play_scheduled(setup.config, setup.bots, setup.settings, job.game)
-        async with write_lock:
-            await stdout.send_all(_encoder.encode(GameDone(game=job.game, record=record)) + b"\n")
+    async with open_pool(setup.settings) as pool, trio.open_nursery() as nursery:
+        warm = pool if setup.config.reuse_processes else None
 
-    async with trio.open_nursery() as nursery:
+        async def play(job: Job) -> None:
+            record = await play_scheduled(setup.config, setup.bots, setup.settings, job.game, warm)
+            async with write_lock:
+                await stdout.send_all(_encoder.encode(GameDone(game=job.game, record=record)) + b"\n")
+
         while True:
             try:
                 job = _job_decoder.decode(await reader.readline())

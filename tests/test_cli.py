@@ -1,0 +1,65 @@
+"""The command line: user mistakes are one line and exit 2; real matches print results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import TEST_BOTS
+from tournaments.cli import app
+
+runner = CliRunner()
+PASSER = str(TEST_BOTS / "passer")
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["play", "chess", PASSER, PASSER, PASSER], "unknown game 'chess'"),
+        (["play", "vendetta", PASSER, PASSER], "played by 3 to 5 bots; 2 were given"),
+        (["play", "vendetta", PASSER, PASSER, str(TEST_BOTS)], "folder has no bot.toml"),
+        (["play", "vendetta", PASSER, PASSER, "no-such-program --x"], "'no-such-program' not found on PATH"),
+        (["play", "vendetta", PASSER, PASSER, PASSER, "--variant", "control=most"], "control"),
+        (["play", "vendetta", PASSER, PASSER, PASSER, "--variant", "control"], "KEY=VALUE"),
+        (["play", "vendetta", PASSER, PASSER, PASSER, "--illegal", "shrug"], "choose forfeit or pass"),
+        (["replay", "verify", "/no/such/replay.jsonl"], "cannot read"),
+        (["standings", "--db", "/no/such.sqlite"], "no such results database"),
+        (["tournament", "run", "/no/such.toml"], "no such file"),
+    ],
+)
+def test_user_mistakes_print_one_line_and_exit_2(args: list[str], complaint: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("famiglia: error:"), result.output
+    assert complaint in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_play_prints_the_result_as_json_and_the_replay_verifies(tmp_path: Path) -> None:
+    replay = tmp_path / "m.jsonl"
+    result = runner.invoke(app, ["play", "vendetta", PASSER, PASSER, PASSER, PASSER, "--seed", "4",
+                                 "--replay", str(replay), "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output)
+    assert record["seed"] == 4 and len(record["result"]["ranks"]) == 4
+    assert record["result"]["terminations"] == []
+    verified = runner.invoke(app, ["replay", "verify", str(replay)])
+    assert verified.exit_code == 0 and "ok" in verified.output
+    shown = runner.invoke(app, ["replay", "show", str(replay)])
+    assert shown.exit_code == 0 and "seat 0 passer place" in shown.output
+
+
+def test_replay_verify_exits_1_naming_the_difference(tmp_path: Path) -> None:
+    replay = tmp_path / "m.jsonl"
+    assert runner.invoke(app, ["play", "vendetta", PASSER, PASSER, PASSER, "--seed", "2", "--replay", str(replay)]).exit_code == 0
+    lines = replay.read_text().splitlines()
+    result_line = json.loads(lines[-1])
+    result_line["result"]["scores"][0] += 1
+    lines[-1] = json.dumps(result_line)
+    replay.write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["replay", "verify", str(replay)])
+    assert result.exit_code == 1 and "result scores" in result.output

@@ -1,0 +1,131 @@
+"""Tournament files, the store, resuming, and a real run killed with SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TEST_BOTS, wait_until_gone
+from tournaments.config import ConfigProblems, load_tournament
+from tournaments.plan import build_schedule
+from tournaments.runner import run_pending
+from tournaments.schedule import seat_counts
+from tournaments.store import Store, StoreError
+
+
+def write_toml(folder: Path, body: str, entrants: int = 4) -> Path:
+    path = folder / "t.toml"
+    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{TEST_BOTS / "passer"}"\n' for i in range(entrants))
+    path.write_text(body + bots)
+    return path
+
+
+def test_a_bad_tournament_file_lists_every_problem_one_line_each(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        '[tournament]\ngame = "chess"\nformat = "swiss"\ntable_size = 9\nspeed = 3\n'
+        '[tournament.time]\nmove_ms = -5\n'
+        '[[entrant]]\nname = "a"\nbot = "no/such/folder-or-command"\n'
+        '[[entrant]]\nname = "a"\nbot = "python3 x.py"\n'
+    )
+    with pytest.raises(ConfigProblems) as caught:
+        load_tournament(path)
+    problems = caught.value.problems
+    expected = ["tournament.speed: unknown key", "tournament.game: unknown game 'chess'",
+                "tournament.format: 'swiss'", "tournament.time.move_ms", "entrant 'a'.bot",
+                "entrant 'a': the name is used twice"]  # fmt: skip
+    for fragment in expected:
+        assert any(fragment in p for p in problems), (fragment, problems)
+    assert all("\n" not in p for p in problems)
+
+
+def test_a_bad_variant_and_a_table_too_big_for_the_game_are_reported(tmp_path: Path) -> None:
+    path = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 6\n[tournament.variants]\ncontrol = "x"\n', 6)
+    with pytest.raises(ConfigProblems) as caught:
+        load_tournament(path)
+    text = str(caught.value)
+    assert "tables seat 3 to 5, not 6" in text and "tournament.variants" in text
+
+
+def test_the_schedule_balances_seats_on_duplicate_deals(tmp_path: Path) -> None:
+    config = load_tournament(write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\n'))
+    games = build_schedule(config)
+    assert len(games) == 4 * 6  # every 3-subset of 4, all 6 seat orders
+    counts = seat_counts(games, 4)
+    assert (counts == counts[0, 0]).all()
+    by_table: dict[int, set[int]] = {}
+    for game in games:
+        by_table.setdefault(game.table, set()).add(game.seed)
+    assert all(len(seeds) == 1 for seeds in by_table.values())
+
+
+async def test_pending_games_are_played_once_and_a_second_run_plays_none(tmp_path: Path) -> None:
+    config = load_tournament(write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 4\nseed = 3\n', 4))
+    store = Store(tmp_path / "r.sqlite")
+    assert store.begin(config, build_schedule(config))
+    seen: list[int] = []
+    played = await run_pending(config, store, concurrency=2, workers=1, on_result=lambda g, r: seen.append(g.index))
+    assert played == 4 and sorted(seen) == [0, 1, 2, 3]
+    assert store.counts() == (4, 4)
+    assert not store.begin(config, build_schedule(config))
+    assert await run_pending(config, store, concurrency=2, workers=1, on_result=lambda g, r: None) == 0
+
+
+def test_a_store_refuses_a_different_tournament(tmp_path: Path) -> None:
+    config = load_tournament(write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 1\n'))
+    other = load_tournament(write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 2\n'))
+    store = Store(tmp_path / "r.sqlite")
+    store.begin(config, build_schedule(config))
+    with pytest.raises(StoreError, match="other settings"):
+        store.begin(other, build_schedule(other))
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.sqlite"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="cannot use as a results database"):
+        Store(path)
+
+
+def _finished_rows(db: Path) -> dict[int, tuple[object, ...]]:
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT game, seed, ended_by, record FROM result JOIN schedule USING (game)")
+        return {row[0]: row[1:] for row in rows}
+
+
+@pytest.mark.slow
+def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
+    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 9\nconcurrency = 2\n', 4)
+    db = tmp_path / "t.sqlite"
+    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
+    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    before: dict[int, tuple[object, ...]] = {}
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        if db.exists():
+            try:
+                before = _finished_rows(db)
+            except sqlite3.OperationalError:
+                continue
+            if len(before) >= 3:
+                break
+    os.kill(runner.pid, signal.SIGKILL)
+    runner.wait()
+    assert wait_until_gone(TEST_BOTS / "passer") == [], "bots outlived their referee"
+    before = _finished_rows(db)
+    assert 3 <= len(before) < 24, "the kill should land mid-tournament"
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(before)} of 24 games already recorded" in resumed.stdout
+    after = _finished_rows(db)
+    assert sorted(after) == list(range(24))
+    for game, row in before.items():
+        assert after[game] == row, f"game {game} was played again"

@@ -1,0 +1,5 @@
+"""``python -m tournaments.cli`` is the ``famiglia`` command."""
+
+from tournaments.cli import main
+
+main()
