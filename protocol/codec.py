@@ -59,7 +59,8 @@ def encode_message(message: Any) -> bytes:
 def decode_bot_message(line: bytes) -> BotMessage:
     """Decode one line from a bot; BadMessage says what is wrong with it."""
     try:
-        return _bot_decoder.decode(line)
+        message: BotMessage = _bot_decoder.decode(line)
+        return message
     except msgspec.ValidationError as exc:
         raise BadMessage(f"wrong message shape: {exc}") from None
     except msgspec.DecodeError as exc:

@@ -59,7 +59,8 @@ __all__ = ["BotChannel", "MatchRecord", "MatchSpec", "Replace", "SeatTiming", "r
 class BotChannel(Protocol):
     """What the referee needs of a bot: send a line, read a line, stop it."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def send(self, data: bytes) -> None: ...
 

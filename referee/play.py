@@ -25,8 +25,12 @@ class DeadBot:
     """A seat whose bot could not be started: every call fails with the start error."""
 
     def __init__(self, name: str, error: BotError) -> None:
-        self.name = name
+        self._name = name
         self.error = error
+
+    @property
+    def name(self) -> str:
+        return self._name
 
     async def send(self, data: bytes) -> None:
         raise self.error

@@ -26,7 +26,7 @@ class Tap:
 
     def __init__(self, bot: BotProcess) -> None:
         self.bot = bot
-        self.name = bot.name
+        self.name = bot.name  # a plain attribute satisfies the read-only protocol member
         self.to_bot: list[dict[str, Any]] = []
         self.from_bot: list[dict[str, Any]] = []
 

@@ -143,7 +143,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
             problems.append(f"tournament.{key}: expected {names}, got {value!r}")
             return default
-        if positive and value <= 0:
+        if positive and isinstance(value, int | float) and value <= 0:
             problems.append(f"tournament.{key}: must be positive, got {value}")
             return default
         return value

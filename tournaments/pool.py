@@ -66,12 +66,12 @@ class WarmPool:
                 return held.bot
             held.close.set()
         try:
-            held = await self._nursery.start(self._hold, spec)
+            started: _Held = await self._nursery.start(self._hold, spec)
         except BotError as error:
             return DeadBot(spec.name, error)
         self.started += 1
-        self._busy[id(held.bot)] = held
-        return held.bot
+        self._busy[id(started.bot)] = started
+        return started.bot
 
     def was_reused(self, bot: BotChannel) -> bool:
         """Whether ``bot`` had played a game before this one."""

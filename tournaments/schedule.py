@@ -23,11 +23,11 @@ __all__ = [
     "ScheduledGame",
     "deal_seed",
     "expand",
-    "gauntlet_tables",
     "games_per_entrant",
+    "gauntlet_tables",
     "head_to_head",
-    "pair_meetings",
     "meeting_spread",
+    "pair_meetings",
     "round_robin_tables",
     "seat_counts",
     "tables_for_games_per_entrant",
@@ -296,8 +296,9 @@ def _spread_tables(quotas: list[int], k: int, tables: int, rng: random.Random) -
     if tables == 0:
         return []
     tabs = _greedy_tables(quotas, k, tables, rng)
-    # Budget grows with the problem; the search usually stops early at spread <= 1.
-    _improve_tables(tabs, len(quotas), rng, budget=20_000 + 400 * tables * k)
+    # Budget grows with the problem (capped at a few seconds of work); the search
+    # usually stops early at spread <= 1.
+    _improve_tables(tabs, len(quotas), rng, budget=min(1_000_000, 20_000 + 400 * tables * k))
     return [tuple(sorted(tab)) for tab in tabs]
 
 

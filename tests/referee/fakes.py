@@ -37,11 +37,15 @@ class ScriptedBot:
     """A bot whose answers come from ``respond(message) -> [Response, ...]``."""
 
     def __init__(self, respond: Callable[[dict[str, Any]], list[Response]], name: str = "fake") -> None:
-        self.name = name
+        self._name = name
         self.respond = respond
         self.received: list[dict[str, Any]] = []
         self.killed = False
         self._in, self._out = trio.open_memory_channel[Response](math.inf)
+
+    @property
+    def name(self) -> str:
+        return self._name
 
     async def send(self, data: bytes) -> None:
         assert data.endswith(b"\n") and data.count(b"\n") == 1, "one message per line"

@@ -22,7 +22,7 @@ from tournaments.ratings import LiveRatings, RatedGame
 from tournaments.reports import head_to_head_test, standings
 from tournaments.runner import default_workers, run_pending
 from tournaments.schedule import ScheduledGame
-from tournaments.sprt import pair_score
+from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
 from tournaments.cli.common import console, err_console, fail, user_errors
 from tournaments.cli.reports import print_standings
@@ -60,7 +60,8 @@ class SequentialStop:
 
     def __init__(self, config: TournamentConfig, store: Store) -> None:
         found = head_to_head_test(store)
-        self.test, self.next_pair = found if found is not None else (None, 0)
+        self.test: Sprt | None = found[0] if found is not None else None
+        self.next_pair = found[1] if found is not None else 0
         names = [e.name for e in config.entrants]
         self.heroes = (names.index(config.a or names[0]), names.index(config.b or names[0]))
         self.ranks: dict[int, int] = {}  # game index -> rank of the entrant under test
