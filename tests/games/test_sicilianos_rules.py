@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from bisect import insort
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -23,6 +23,7 @@ from referee.games.sicilianos.components import (
     KIND_INDEX,
     PARTNER,
     START_MONEY,
+    Colour,
     card_id,
     colour_of,
     value_of,
@@ -38,8 +39,10 @@ from referee.games.sicilianos.messages import (
     Exploded,
     Give,
     Inspect,
+    Inspected,
     Join,
     Laundered,
+    NoBusiness,
     Pass,
     Passed,
     Pick,
@@ -53,6 +56,7 @@ from referee.games.sicilianos.messages import (
     StayedOut,
     StayOut,
     Steal,
+    StealView,
     Stole,
     TakeBusiness,
     TookNothing,
@@ -76,11 +80,7 @@ class FixedChance:
     """Piles in value order (top card = lowest value); dice and steal picks given in advance."""
 
     def __init__(self, rolls: list[tuple[str, str, str]], steals: list[int]) -> None:
-        self.dice = [
-            v
-            for c1, c2, face in rolls
-            for v in (COLOUR_INDEX[c1], COLOUR_INDEX[c2], FACE[face])
-        ]
+        self.dice = [v for c1, c2, face in rolls for v in (COLOUR_INDEX[c1], COLOUR_INDEX[c2], FACE[face])]
         self.steals = list(steals)
 
     def shuffle(self, stream: str, n: int) -> list[int]:
@@ -101,10 +101,10 @@ def position(
     seat: int = 0,
     rolls: list[tuple[str, str, str]] | None = None,
     steals: list[int] | None = None,
-    **variants: str,
+    variants: dict[str, str] | None = None,
 ) -> SicilianosState:
     """A game at the start of ``seat``'s turn holding exactly these hands (setup skipped)."""
-    state = RULES.new_game(n, RULES.config(variants), FixedChance(rolls or [], steals or []))
+    state = RULES.new_game(n, RULES.config(variants or {}), FixedChance(rolls or [], steals or []))
     for p, cards in hands.items():
         for text in cards:
             c = card(text)
@@ -185,9 +185,7 @@ def test_C5_S1_eighteen_businesses_and_250000_dirty_money_each() -> None:
 def test_S2_H3_one_shuffle_per_colour_pile_before_anything_else() -> None:
     chance = RecordingChance(SeededChance(9))
     RULES.new_game(3, RULES.config({}), chance)
-    assert [(d.stream, d.kind, d.n) for d in chance.draws] == [
-        (f"pile:{name}", "shuffle", 11) for name in COLOURS
-    ]
+    assert [(d.stream, d.kind, d.n) for d in chance.draws] == [(f"pile:{name}", "shuffle", 11) for name in COLOURS]
 
 
 def test_S3_S4_setup_draws_clockwise_four_colours_each_then_seat_0_starts() -> None:
@@ -301,7 +299,7 @@ def test_D1_inspect_shows_the_pile_then_the_rest_keeps_its_order() -> None:
     order = pile_values(state, "green")
     act(state, 0, Roll())
     events = act(state, 0, Inspect("green"))
-    assert events[-1].order == order
+    assert of_type(events, Inspected)[0].order == order
     decision = state.decision()
     assert decision is not None and decision.kind == "pick"
     assert decision.options == [Pick(v) for v in range(1, 12)]
@@ -345,10 +343,10 @@ def test_DS_steal_a_rolled_colour_at_random_from_the_steal_stream() -> None:
     assert (stole.thief, stole.victim, stole.value, stole.picked_by) == (0, 1, 9, "chance")
     assert card("red 9") in state.hands[0]
     # I2: thief and victim see the value, the third seat only the colour.
-    assert state.events_for(2, events)[-1].value is None
-    assert state.events_for(1, events)[-1].value == 9
-    assert state.view(2).last_steal is not None and state.view(2).last_steal.value is None
-    assert state.view(1).last_steal is not None and state.view(1).last_steal.value == 9
+    assert of_type(state.events_for(2, events), Stole)[0].value is None
+    assert of_type(state.events_for(1, events), Stole)[0].value == 9
+    assert state.view(2).last_steal == StealView(0, 1, "red", None)
+    assert state.view(1).last_steal == StealView(0, 1, "red", 9)
 
 
 def test_DS_nothing_when_nobody_holds_a_rolled_colour() -> None:
@@ -364,7 +362,7 @@ def test_DS_variant_victim_chooses_the_card() -> None:
         3,
         {0: ["blue 3"], 1: ["red 4", "red 9"], 2: ["green 5"]},
         rolls=[("red", "red", "steal")],
-        steal_pick="victim",
+        variants={"steal_pick": "victim"},
     )
     act(state, 0, Roll())
     # Seat 0's only option, steal red from seat 1, was played by the engine.
@@ -381,16 +379,16 @@ def test_DS_variant_victim_chooses_the_card() -> None:
 
 
 def war_of_three(
-    hands: dict[int, list[str]], first: dict[int, tuple[str, int]], **variants: str
+    hands: dict[int, list[str]], first: dict[int, tuple[str, int]], variants: dict[str, str] | None = None
 ) -> SicilianosState:
     """Seat 0 starts a war and seats 1 and 2 join, each with the given card and note."""
-    state = position(3, hands, **variants)
+    state = position(3, hands, variants=variants)
     colour, value = first[0][0].split()
-    act(state, 0, StartWar(colour, int(value), first[0][1]))
+    act(state, 0, StartWar(cast(Colour, colour), int(value), first[0][1]))
     for seat in (1, 2):
         if seat in first:
             colour, value = first[seat][0].split()
-            act(state, seat, Join(colour, int(value), first[seat][1]))
+            act(state, seat, Join(cast(Colour, colour), int(value), first[seat][1]))
     return state
 
 
@@ -400,9 +398,7 @@ def test_G1_G2_war_start_and_join_options_exclude_played_colours() -> None:
     assert state.notes[0] == [2, 2, 1, 2, 2]
     decision = state.decision()
     assert decision is not None and (decision.seat, decision.kind) == (1, "join")
-    assert decision.options == [Join("red", 9, v) for v in (5_000, 10_000, 20_000, 40_000, 50_000)] + [
-        StayOut()
-    ]
+    assert decision.options == [Join("red", 9, v) for v in (5_000, 10_000, 20_000, 40_000, 50_000)] + [StayOut()]
     before = snapshot(state)
     with pytest.raises(IllegalAction) as info:
         state.apply(1, Join("blue", 4, 5_000))
@@ -634,9 +630,7 @@ def test_G8_allies_winning_family_chooses_business_or_laundering(take: str) -> N
     assert decision is not None and (decision.seat, decision.kind) == (taker, "business")
     events = act(state, taker, TakeBusiness("antique"))
     # The launderer takes back its stake and the ally's; the bank pays nothing.
-    assert [(e.seat, e.amount, e.from_bank) for e in of_type(events, Laundered)] == [
-        (launderer, 25_000, 0)
-    ]
+    assert [(e.seat, e.amount, e.from_bank) for e in of_type(events, Laundered)] == [(launderer, 25_000, 0)]
     assert state.clean[launderer] == 25_000 and state.clean[taker] == 0
     assert state.bank == 10_000
     colour = "blue" if taker == 1 else "white"  # [A] the taker's own family colour
@@ -647,7 +641,7 @@ def test_G8_variant_business_colour_winning_takes_from_the_winning_family_pile()
     state = war_of_three(
         {0: ["white 8"], 1: ["blue 9"], 2: ["black 3"]},
         {0: ("white 8", 5_000), 1: ("blue 9", 20_000), 2: ("black 3", 10_000)},
-        business_colour="winning",
+        variants={"business_colour": "winning"},
     )
     act(state, 1, Spoils("launder"))
     events = act(state, 0, TakeBusiness("restaurant"))
@@ -678,7 +672,7 @@ def test_G8_empty_business_pile_gives_no_business_but_still_launders() -> None:
     state.business_piles[COLOUR_INDEX["green"]].clear()
     events = act(state, 0, StartWar("green", 9, 5_000))
     assert state.clean[0] == 10_000 and state.businesses[0] == []
-    assert [e.reason for e in events if type(e).__name__ == "NoBusiness"] == ["pile_empty"]
+    assert [e.reason for e in of_type(events, NoBusiness)] == ["pile_empty"]
 
 
 def test_G9_T2_losing_stakes_to_bank_cards_under_piles_next_seat_after_initiator() -> None:
@@ -753,7 +747,12 @@ def test_E3_ties_share_a_rank_and_forfeits_rank_last() -> None:
 
 
 def test_H1_turn_limit_ends_the_game_ranked_by_score() -> None:
-    state = position(3, {0: ["blue 3"], 1: ["red 4"], 2: ["green 5"]}, turn_limit="2", rolls=[("red", "red", "take2")] * 2)
+    state = position(
+        3,
+        {0: ["blue 3"], 1: ["red 4"], 2: ["green 5"]},
+        variants={"turn_limit": "2"},
+        rolls=[("red", "red", "take2")] * 2,
+    )
     act(state, 0, Roll())
     act(state, 1, Roll())
     assert state.is_over()
@@ -836,7 +835,9 @@ def test_config_unknown_variant_names_key_value_and_allowed(variants: dict[str, 
 
 
 def test_C7_action_die_variant_changes_the_faces() -> None:
-    state = position(3, {0: ["blue 3"], 1: ["red 4"]}, action_die="0-0-6", rolls=[("red", "red", "take2")])
+    state = position(
+        3, {0: ["blue 3"], 1: ["red 4"]}, variants={"action_die": "0-0-6"}, rolls=[("red", "red", "take2")]
+    )
     events = act(state, 0, Roll())  # face 0 of a die with six steal faces
     assert events[0].action == "steal"  # type: ignore[attr-defined]
 
@@ -871,6 +872,19 @@ def test_illegal_actions_name_the_rule_and_change_nothing() -> None:
             state.apply(seat, action)
         assert str(info.value).startswith(message)
         assert snapshot(state) == before
+
+
+def test_pass_action_is_the_mildest_option() -> None:
+    hand = ["blue 1", "blue 2", "white 3", "white 4", "black 5", "black 6", "yellow 7", "red 8", "green 9"]
+    state = position(3, {0: [*hand, "green 10"], 1: ["red 4", "blue 3"], 2: ["green 5"]})
+    assert state.pass_action() == StartWar("blue", 1, 5_000)  # a war is forced: the smallest stake
+    act(state, 0, StartWar("white", 3, 5_000))
+    assert state.pass_action() == StayOut()
+    act(state, 1, Join("red", 4, 5_000))
+    act(state, 2, StayOut())
+    assert state.pass_action() == Pass()
+    state = position(3, {0: ["blue 3"], 1: ["red 4"]})
+    assert state.pass_action() == Roll()
 
 
 def test_copy_is_independent_and_plays_the_same_future() -> None:
