@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -13,8 +14,10 @@ from referee.bots import BotBuildFailed
 
 __all__ = ["console", "err_console", "fail", "user_errors"]
 
-console = Console()
-err_console = Console(stderr=True)
+# Piped output has no terminal width; Rich would assume 80 columns and truncate
+# names in wide tables, so give it room instead.
+console = Console() if sys.stdout.isatty() else Console(width=160)
+err_console = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=160)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
