@@ -31,6 +31,13 @@ from protocol.messages import Action, End, Ready, Rejected, Request, Start
 __all__ = ["Bot", "RefereeMessage", "serve"]
 
 RefereeMessage = Start[Any] | Request[Any, Any, Any] | Rejected | End[Any]
+_KNOWN = frozenset({"start", "request", "rejected", "end"})
+
+
+class _Typed(msgspec.Struct):
+    """Just the ``type`` of a message, to tell unknown messages from broken ones."""
+
+    type: str
 
 
 class Bot(Protocol):
@@ -46,6 +53,7 @@ def serve(bot: Bot, stdin: BinaryIO | None = None, stdout: BinaryIO | None = Non
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout.buffer
     decoder = msgspec.json.Decoder(RefereeMessage)
+    peek = msgspec.json.Decoder(_Typed)
     encoder = msgspec.json.Encoder()
 
     def send(message: Any) -> None:
@@ -53,7 +61,14 @@ def serve(bot: Bot, stdin: BinaryIO | None = None, stdout: BinaryIO | None = Non
         sink.flush()
 
     for line in source:
-        message = decoder.decode(line)
+        try:
+            message = decoder.decode(line)
+        except msgspec.ValidationError:
+            # A message type from a later protocol version: skip it, as the
+            # protocol asks. A known type with a bad shape is a real error.
+            if peek.decode(line).type in _KNOWN:
+                raise
+            continue
         match message:
             case Start():
                 hook = getattr(bot, "start", None)
