@@ -46,7 +46,7 @@ class LiveTop:
         self.ratings.update(RatedGame(seating=list(game.seating), ranks=list(record.result.ranks)))
 
     def __rich__(self) -> Table:
-        table = Table(title="live top (OpenSkill ordinal)", title_justify="left", box=None, pad_edge=False)
+        table = Table(title="live top 5 (OpenSkill)", title_justify="left", box=None, pad_edge=False)
         table.add_column("#", justify="right")
         table.add_column("entrant")
         table.add_column("ordinal", justify="right")
@@ -170,7 +170,7 @@ def demo_config(root: Path) -> TournamentConfig:
             "name": "demo",
             "game": "vendetta",
             "table_size": 3,
-            "repetitions": 2,
+            "repetitions": 4,
             "seed": 2026,
             "replays": str(root / "demo-replays"),
             "time": {"move_ms": 2000, "bank_ms": 10000},
