@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -247,8 +247,3 @@ def _same_events(where: str, events: list[Any], raw: msgspec.Raw) -> None:
             if a != b:
                 raise ReplayMismatch(f"{where}: event {index}: replay {a}, re-run {b}")
         raise ReplayMismatch(f"{where}: replay has {len(recorded)} events, re-run {len(rerun)}")
-
-
-def replay_kind(record: ReplayRecord) -> Literal["header", "chance", "action", "rejected", "forfeit", "log", "result"]:
-    kind: Any = type(record).__struct_config__.tag
-    return kind  # type: ignore[no-any-return]
