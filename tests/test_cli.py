@@ -63,3 +63,36 @@ def test_replay_verify_exits_1_naming_the_difference(tmp_path: Path) -> None:
     replay.write_text("\n".join(lines) + "\n")
     result = runner.invoke(app, ["replay", "verify", str(replay)])
     assert result.exit_code == 1 and "result scores" in result.output
+
+
+def test_the_report_commands_read_a_finished_tournament(tmp_path: Path) -> None:
+    toml = tmp_path / "t.toml"
+    bots = "".join(f'[[entrant]]\nname = "p{i}"\nbot = "{PASSER}"\n' for i in range(3))
+    toml.write_text('[tournament]\nname = "tiny"\ngame = "vendetta"\ntable_size = 3\n' + bots)
+    db = tmp_path / "t.sqlite"
+    ran = runner.invoke(app, ["tournament", "run", str(toml), "--db", str(db), "--workers", "1"])
+    assert ran.exit_code == 0, ran.output
+    assert "tiny (vendetta): 6 of 6 games" in ran.output
+    standings = runner.invoke(app, ["standings", "--db", str(db), "--format", "json"])
+    report = json.loads(standings.output)
+    assert report["games"] == 6 and {row["name"] for row in report["standings"]} == {"p0", "p1", "p2"}
+    csv_out = runner.invoke(app, ["standings", "--db", str(db), "--format", "csv"]).output.splitlines()
+    assert csv_out[0].startswith("place,entrant,rating") and len(csv_out) == 4
+    cross = runner.invoke(app, ["crosstable", "--db", str(db)])
+    assert cross.exit_code == 0 and "/6" in cross.output
+    games = runner.invoke(app, ["games", "--db", str(db), "--entrant", "p1", "--format", "json"])
+    assert len(json.loads(games.output)) == 6
+    none = runner.invoke(app, ["games", "--db", str(db), "--termination", "timeout", "--format", "json"])
+    assert json.loads(none.output) == []
+    unknown = runner.invoke(app, ["games", "--db", str(db), "--entrant", "nobody"])
+    assert unknown.exit_code == 2 and "no entrant called 'nobody'" in unknown.output
+
+
+def test_a_bad_tournament_file_prints_each_problem_and_starts_nothing(tmp_path: Path) -> None:
+    toml = tmp_path / "bad.toml"
+    toml.write_text('[tournament]\ngame = "vendetta"\ntable_size = 7\nformat = "ladder"\n')
+    result = runner.invoke(app, ["tournament", "run", str(toml)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) >= 3 and all(line.startswith("famiglia: error: ") for line in lines)
+    assert not (tmp_path / "bad.sqlite").exists()

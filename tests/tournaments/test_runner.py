@@ -129,3 +129,58 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tm
     assert sorted(after) == list(range(24))
     for game, row in before.items():
         assert after[game] == row, f"game {game} was played again"
+
+
+async def test_a_sicilianos_tournament_with_mixed_table_sizes_runs_unchanged(tmp_path: Path) -> None:
+    body = '[tournament]\ngame = "sicilianos"\ntable_sizes = [3, 4]\nrepetitions = 1\nseed = 4\nreplays = "r"\n'
+    config = load_tournament(write_toml(tmp_path, body, 4))
+    store = Store(tmp_path / "s.sqlite")
+    schedule = build_schedule(config)
+    assert len(schedule) == 4 * 6 + 1 * 4
+    store.begin(config, schedule)
+    played = await run_pending(config, store, concurrency=4, workers=1, on_result=lambda g, r: None)
+    assert played == len(schedule)
+    sizes = sorted({len(game.seats) for game in store.finished()})
+    assert sizes == [3, 4]
+    assert len(list((tmp_path / "r").glob("game-*.jsonl"))) == len(schedule)
+
+
+async def test_a_head_to_head_stops_at_its_budget_or_verdict_and_reports_it(tmp_path: Path) -> None:
+    from tournaments.reports import head_to_head_status
+
+    body = ('[tournament]\ngame = "vendetta"\nformat = "head-to-head"\ntable_size = 3\na = "p0"\nb = "p1"\n'
+            'max_games = 24\nseed = 2\n')  # fmt: skip
+    config = load_tournament(write_toml(tmp_path, body, 4))
+    schedule = build_schedule(config)
+    # Pairs: A's game then B's game in A's seat, on the same deal and opponents.
+    first, second = schedule[0], schedule[1]
+    assert first.seed == second.seed and first.seating.index(0) == second.seating.index(1)
+    assert [e for e in first.seating if e != 0] == [e for e in second.seating if e != 1]
+    store = Store(tmp_path / "h.sqlite")
+    store.begin(config, schedule)
+    await run_pending(config, store, concurrency=2, workers=1, on_result=lambda g, r: None)
+    status = head_to_head_status(store)
+    assert status is not None and status.pairs >= 1
+    # Identical bots on identical deals draw every pair: never "A stronger".
+    assert status.decision in ("not stronger", "continue") and status.wins == status.losses == 0
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_says_how_to_resume_and_leaves_no_bot(tmp_path: Path) -> None:
+    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 8\nconcurrency = 2\n', 4)
+    db = tmp_path / "t.sqlite"
+    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
+    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        try:
+            if db.exists() and len(_finished_rows(db)) >= 2:
+                break
+        except sqlite3.OperationalError:
+            continue
+    runner.send_signal(signal.SIGINT)
+    _, stderr = runner.communicate(timeout=30)
+    assert runner.returncode == 130, stderr
+    assert "run the same command again to resume" in stderr and "Traceback" not in stderr
+    assert wait_until_gone(TEST_BOTS / "passer") == []

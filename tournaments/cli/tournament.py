@@ -81,6 +81,15 @@ class SequentialStop:
             self.next_pair += 1
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C, alone or inside Trio's exception groups."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(KeyboardInterrupt) is not None
+    return False
+
+
 def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | None, workers: int | None) -> Store:
     """Create or resume the tournament in ``db`` and play what is left, with a live display."""
     with user_errors():
@@ -124,7 +133,9 @@ def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | Non
                 )  # fmt: skip
             )
         console.print()
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
         done, total = store.counts()
         err_console.print(
             f"interrupted: {done} of {total} games are recorded in {db}; "
@@ -151,7 +162,7 @@ def run(
         config = load_tournament(file)
     except ConfigProblems as exc:
         for problem in exc.problems:
-            err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False)
+            err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
     store = run_tournament(config, db or file.with_suffix(".sqlite"), concurrency=concurrency, workers=workers)
     print_standings(standings(store))
