@@ -6,6 +6,12 @@ request has a deadline of the decision allowance plus what is left in the seat's
 bank plus the harness margin, measured on Trio's clock from the moment the
 request has been written to the moment the answer's line is read.
 
+The deadlines are kept by one watchdog task per match rather than a cancel
+scope per request: opening and closing a Trio cancel scope costs about as much
+as all the rest of the referee's own work on a decision. The decisions run in
+one long-lived scope; the watchdog sleeps until the open request's deadline and
+cancels that scope only when the request is really overdue.
+
 Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
 plays its turns as passes from then on), the reason is recorded, and the other
 seats' game goes on.
@@ -105,6 +111,8 @@ class MatchRecord(msgspec.Struct, frozen=True, kw_only=True):
     timings: list[SeatTiming]
     seconds: float
     replay: str | None = None
+    sandbox: str = ""
+    """How the bots were contained (referee.sandbox), with anything this host could not apply."""
 
 
 class _Seat:
@@ -121,6 +129,19 @@ class _Seat:
         self.decisions = 0
         self.total_s = 0.0
         self.max_s = 0.0
+
+
+class _Open:
+    """The request the referee is waiting on: whose, which, and until when."""
+
+    __slots__ = ("budget", "deadline", "expired", "request", "seat")
+
+    def __init__(self, seat: _Seat, request: int, deadline: float, budget: float) -> None:
+        self.seat = seat
+        self.request = request
+        self.deadline = deadline
+        self.budget = budget
+        self.expired = False  # the watchdog has cancelled the decision loop for it
 
 
 class _Match:
@@ -157,6 +178,11 @@ class _Match:
         self.replay = ReplayWriter(replay_path) if replay_path is not None else None
         self.match_id = spec.match or f"{spec.game}-{spec.seed}"
         self.wall_deadline = math.inf
+        self.open: _Open | None = None  # the request being waited on
+        self.loop_scope = trio.CancelScope()  # the decision loop's; the watchdog cancels it on a timeout
+        self.alarm = trio.CancelScope()  # the watchdog's sleep; its deadline is the next check
+        # The shortest budget a request can have: no request opened from now on ends sooner.
+        self.min_budget_s = max(0.001, (settings.time.move_ms + settings.margin_ms) / 1000)
 
     # --- records -----------------------------------------------------------
 
@@ -248,25 +274,38 @@ class _Match:
                 self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
 
     async def ask(self, seat: _Seat, request: Request[Any, Any, Any]) -> tuple[Any, msgspec.Raw, float]:
-        """Send a request and wait for its answer: (decoded action, raw action, seconds)."""
+        """Send a request and wait for its answer: (decoded action, raw action, seconds).
+
+        Runs inside the decision loop's scope (``play``): when the deadline
+        passes, the watchdog cancels that scope and ``timed_out`` records it.
+        """
         allowance = self.settings.time.move_ms / 1000
         budget = allowance + seat.bank_s + self.settings.margin_ms / 1000
         data = encode_message(request)
         now = trio.current_time()
         deadline = min(now + budget, self.wall_deadline)
-        with trio.move_on_at(deadline) as scope:
+        self.open = _Open(seat, request.id, deadline, budget)
+        # Only when it is sooner (a seat with less bank left): setting a scope's
+        # deadline costs microseconds, the comparison nothing.
+        if deadline < self.alarm.deadline:  # noqa: PLR1730
+            self.alarm.deadline = deadline
+        try:
             await seat.bot.send(data)
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
             start = trio.current_time()
             message = await self.read_message(seat, request.id)
-        if scope.cancelled_caught:
-            if deadline == self.wall_deadline:
-                raise BotTimedOut(f"the game's wall limit of {self.settings.game_wall_s:g} s ran out")
-            raise BotTimedOut(
-                f"no answer to request {request.id} within {budget * 1000:.0f} ms "
-                f"({self.settings.time.move_ms} ms + {seat.bank_s * 1000:.0f} ms bank)"
-            )
+        except BotError:
+            # Overdue as well (the watchdog ran first in the same tick): the timeout counts.
+            if self.loop_scope.cancel_called:
+                await trio.lowlevel.checkpoint_if_cancelled()
+            self.open = None
+            raise
+        if self.loop_scope.cancel_called:
+            # The watchdog found the request overdue before this task read the
+            # answer (both ready in the same tick): a timeout, raised as Cancelled.
+            await trio.lowlevel.checkpoint_if_cancelled()
+        self.open = None
         elapsed = trio.current_time() - start
         seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - allowance))
         seat.decisions += 1
@@ -281,6 +320,61 @@ class _Match:
         except msgspec.DecodeError as exc:
             raise BotProtocolError(f"action for request {request.id} has the wrong shape: {exc}") from None
         return action, message.action, elapsed
+
+    async def play(self) -> None:
+        """Every decision until the game is over, with ``watchdog`` keeping the deadlines."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.watchdog)
+            while True:
+                with trio.CancelScope() as self.loop_scope:
+                    while await self.play_decision():
+                        pass
+                if not self.loop_scope.cancelled_caught:
+                    break
+                await self.timed_out()
+            nursery.cancel_scope.cancel()
+
+    async def timed_out(self) -> None:
+        """The open request's deadline passed: its seat forfeits on time."""
+        open_, self.open = self.open, None
+        assert open_ is not None and open_.expired
+        seat = open_.seat
+        if open_.deadline == self.wall_deadline:
+            error = BotTimedOut(f"the game's wall limit of {self.settings.game_wall_s:g} s ran out")
+        else:
+            error = BotTimedOut(
+                f"no answer to request {open_.request} within {open_.budget * 1000:.0f} ms "
+                f"({self.settings.time.move_ms} ms + {seat.bank_s * 1000:.0f} ms bank)"
+            )
+        await self.fail(seat, error, open_.request)
+
+    async def watchdog(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Cancel the decision loop when the open request is overdue.
+
+        Sleeps until the open request's deadline or, with none open (or one
+        already expired), for the shortest budget a request can have: a request
+        opened meanwhile cannot end sooner, unless its seat has less bank left
+        than the open one, and then ``ask`` moves the alarm forward. So the
+        watchdog wakes about once per decision allowance, not once per decision.
+        """
+        started = False
+        while True:
+            now = trio.current_time()
+            open_ = self.open
+            if open_ is not None and not open_.expired and now >= open_.deadline:
+                open_.expired = True
+                self.loop_scope.cancel()
+            if open_ is not None and not open_.expired:
+                alarm = open_.deadline
+            else:
+                alarm = now + self.min_budget_s
+                if now < self.wall_deadline < alarm:
+                    alarm = self.wall_deadline
+            with trio.CancelScope(deadline=alarm) as self.alarm:
+                if not started:
+                    started = True
+                    task_status.started()
+                await trio.sleep_forever()
 
     def record_events(self, events: list[msgspec.Struct]) -> None:
         self.events.extend(events)
@@ -435,13 +529,14 @@ async def run_match(
         async with trio.open_nursery() as nursery:
             for seat in match.seats:
                 nursery.start_soon(match.handshake, seat)
-        while await match.play_decision():
-            pass
+        await match.play()
         result = await match.finish()
         seconds = trio.current_time() - began
         if match.replay is not None:
             match.replay.write(ResultRecord(result=result, seconds=round(seconds, 3)))
-            match.replay.finish()
+            # finish() fsyncs the file: milliseconds of disk wait that must not
+            # stall the other games' clocks on this Trio thread.
+            await trio.to_thread.run_sync(match.replay.finish)
     except BaseException:
         if match.replay is not None:
             match.replay.abort()
@@ -464,4 +559,19 @@ async def run_match(
         ],
         seconds=round(seconds, 3),
         replay=str(replay_path) if replay_path is not None else None,
+        sandbox=_sandbox_summary(bots),
+    )
+
+
+def _sandbox_summary(bots: Sequence[BotChannel]) -> str:
+    """How the seats were contained: one description, or one per group of seats when they differ."""
+    # Real processes carry a description (referee.process); scripted fakes do not.
+    seats: dict[str, list[int]] = {}
+    for seat, bot in enumerate(bots):
+        if text := getattr(bot, "sandbox", ""):
+            seats.setdefault(text, []).append(seat)
+    if len(seats) <= 1:
+        return next(iter(seats), "")
+    return "; ".join(
+        f"seat{'s' if len(group) > 1 else ''} {', '.join(map(str, group))}: {text}" for text, group in seats.items()
     )

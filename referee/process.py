@@ -6,6 +6,12 @@ stderr drained by a task into a bounded tail. Leaving the context, however it is
 left (normal end, a crash of the referee, a cancelled match), runs the cleanup in
 a shielded scope: close stdin, give the bot a grace period to exit, then SIGTERM
 and finally SIGKILL its whole process group.
+
+The bot is started through the launcher chain of its sandbox level
+(``referee.sandbox``). The spawn happens on the Trio thread itself, not in a
+worker thread as ``trio.lowlevel.open_process`` does: the chain's parent-death
+signals fire when the spawning *thread* ends, and Trio's idle worker threads
+end after ten seconds, which would kill every bot in a longer game.
 """
 
 from __future__ import annotations
@@ -15,28 +21,181 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 import trio
 
-from protocol.codec import LineReader, StreamClosed
+from protocol.codec import LineReader, StreamClosed, send_line
 from referee.bots import BotSpec
-from referee.errors import BotCrashed, BotStalled
+from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
+from referee.sandbox import Launch, prepare_launch, raise_open_file_limit
 from referee.settings import RefereeSettings
 
-__all__ = ["BotProcess", "StderrTail", "open_bot"]
+__all__ = ["BotProcess", "ChildProcess", "RunningProcess", "StderrTail", "open_bot"]
+
+
+class RunningProcess(Protocol):
+    """What ``BotProcess`` needs of a process (``ChildProcess``, or a ``trio.Process``)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdin(self) -> trio.abc.SendStream | None: ...
+
+    @property
+    def stdout(self) -> trio.abc.ReceiveStream | None: ...
+
+    @property
+    def stderr(self) -> trio.abc.ReceiveStream | None: ...
+
+    async def wait(self) -> int: ...
+
+
+class FifoReader(trio.abc.ReceiveStream):
+    """The read end of a FIFO, where end-of-file means the writers came and went.
+
+    A FIFO opened for reading before any writer reads as end-of-file at once;
+    but poll/epoll report it neither readable nor hung up until a writer has
+    connected. So every read waits for readiness first.
+    """
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd: int | None = fd
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        while True:
+            if self._fd is None:
+                raise trio.ClosedResourceError("the FIFO is closed")
+            await trio.lowlevel.wait_readable(self._fd)
+            if self._fd is None:
+                raise trio.ClosedResourceError("the FIFO is closed")
+            try:
+                return os.read(self._fd, max_bytes or 65536)
+            except BlockingIOError:
+                continue
+
+    async def aclose(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            trio.lowlevel.notify_closing(fd)
+            os.close(fd)
+        await trio.lowlevel.checkpoint()
+
+
+class ChildProcess:
+    """A process spawned on the Trio thread, with streams for its pipes and a pidfd to wait on."""
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdin: trio.abc.SendStream,
+        stdout: trio.abc.ReceiveStream,
+        stderr: trio.abc.ReceiveStream,
+    ) -> None:
+        self._popen = popen
+        self.stdin: trio.abc.SendStream | None = stdin
+        self.stdout: trio.abc.ReceiveStream | None = stdout
+        self.stderr: trio.abc.ReceiveStream | None = stderr
+        self._wait_lock = trio.Lock()
+        try:
+            self._pidfd: int | None = os.pidfd_open(popen.pid)
+        except (AttributeError, OSError):  # an old kernel: poll instead
+            self._pidfd = None
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status if the process has exited (it is reaped then), else None."""
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        """The exit status (negative: killed by that signal), once the process has exited."""
+        async with self._wait_lock:
+            if self._pidfd is not None:
+                if self._popen.poll() is None:
+                    # Readable once the process has exited; reaping it then cannot block.
+                    await trio.lowlevel.wait_readable(self._pidfd)
+                self._popen.wait()
+                fd, self._pidfd = self._pidfd, None
+                trio.lowlevel.notify_closing(fd)
+                os.close(fd)
+            else:
+                while self._popen.poll() is None:
+                    await trio.sleep(0.01)
+        await trio.lowlevel.checkpoint()
+        code = self._popen.returncode
+        assert code is not None
+        return code
+
+
+def spawn(launch: Launch, spec: BotSpec, env: dict[str, str]) -> ChildProcess:
+    """Start ``launch.argv`` now, from this thread, in a new session; OSError if it cannot start."""
+    parent_ends: list[int] = []
+    child_ends: list[int] = []
+
+    def pipe() -> tuple[int, int]:
+        read, write = os.pipe2(os.O_CLOEXEC)
+        return read, write
+
+    try:
+        stdin_read, stdin_write = pipe()
+        child_ends.append(stdin_read)
+        parent_ends.append(stdin_write)
+        stderr_read, stderr_write = pipe()
+        child_ends.append(stderr_write)
+        parent_ends.append(stderr_read)
+        if launch.fifo is not None:
+            # Opened before the spawn so the bot's open of the write end never blocks.
+            stdout_read = os.open(launch.fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            parent_ends.append(stdout_read)
+            child_stdout = subprocess.DEVNULL
+        else:
+            stdout_read, child_stdout = pipe()
+            parent_ends.append(stdout_read)
+            child_ends.append(child_stdout)
+        popen = subprocess.Popen(
+            launch.argv,
+            stdin=stdin_read,
+            stdout=child_stdout,
+            stderr=stderr_write,
+            cwd=spec.cwd,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except BaseException:
+        for fd in parent_ends:
+            os.close(fd)
+        raise
+    finally:
+        for fd in child_ends:
+            os.close(fd)
+    stdout: trio.abc.ReceiveStream
+    stdout = FifoReader(stdout_read) if launch.fifo is not None else trio.lowlevel.FdStream(stdout_read)
+    return ChildProcess(popen, trio.lowlevel.FdStream(stdin_write), stdout, trio.lowlevel.FdStream(stderr_read))
 
 
 class StderrTail:
     """The last ``limit`` bytes a bot wrote to stderr (older output is dropped)."""
 
-    __slots__ = ("limit", "_data", "dropped")
+    __slots__ = ("_data", "dropped", "limit", "total")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._data = bytearray()
         self.dropped = 0
+        self.total = 0  # bytes fed since the last reset, kept or not
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | bytearray) -> None:
+        self.total += len(chunk)
         self._data += chunk
         excess = len(self._data) - self.limit
         if excess > 0:
@@ -46,6 +205,7 @@ class StderrTail:
     def reset(self) -> None:
         self._data.clear()
         self.dropped = 0
+        self.total = 0
 
     def text(self) -> str:
         return self._data.decode("utf-8", "replace")
@@ -58,7 +218,9 @@ class StderrTail:
 class BotProcess:
     """A running bot: bounded line input, message output, stderr tail, exit status."""
 
-    def __init__(self, spec: BotSpec, process: trio.Process, settings: RefereeSettings) -> None:
+    def __init__(
+        self, spec: BotSpec, process: RunningProcess, settings: RefereeSettings, launch: Launch | None = None
+    ) -> None:
         self.spec = spec
         self.process = process
         self.settings = settings
@@ -68,6 +230,13 @@ class BotProcess:
         self.started_at = trio.current_time()
         self.games_played = 0
         self.healthy = True
+        # Chains that fork report a bot killed by signal N as exit code 128 + N.
+        self.signal_exit_codes = launch.signal_exit_codes if launch is not None else False
+        self.stdout_fifo = launch.fifo if launch is not None else None
+        self.sandbox = launch.description if launch is not None else ""
+        """The sandbox the bot runs in, as match records show it."""
+        self.failure: BotError | None = None
+        """Set when the referee stopped the bot for something its pipes do not show (a stderr flood)."""
 
     @property
     def pid(self) -> int:
@@ -100,40 +269,74 @@ class BotProcess:
         """Write one encoded message; BotCrashed if the bot no longer reads."""
         assert self.process.stdin is not None
         try:
-            await self.process.stdin.send_all(data)
+            await send_line(self.process.stdin, data)  # one write, no scheduler trip, when the pipe has room
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise await self.crash_error("stopped reading its input") from None
 
-    async def crash_error(self, what: str) -> BotCrashed | BotStalled:
+    async def crash_error(self, what: str) -> BotError:
         """Describe why the bot's pipe broke: its exit status and last stderr lines."""
         # The exit usually follows the pipe closing by a moment: wait a little for it
         # so the reason can carry the exit code or signal.
         with trio.move_on_after(0.5):
             await self.process.wait()
+        if self.failure is not None:
+            return self.failure
         code = self.process.returncode
         stderr = self.stderr.last_lines()
         tail = f"; stderr: {stderr}" if stderr else ""
         if code is None:
             return BotStalled(f"{what} but is still running{tail}")
         if code < 0:
+            signum = -code
+        elif self.signal_exit_codes and 128 < code <= 128 + 64:
+            signum = code - 128
+        else:
+            signum = 0
+        if signum:
             try:
-                name = signal.Signals(-code).name
+                name = signal.Signals(signum).name
             except ValueError:
-                name = f"signal {-code}"
+                name = f"signal {signum}"
             return BotCrashed(f"{what}: killed by {name}{tail}")
         return BotCrashed(f"{what}: exited with code {code}{tail}")
 
     async def drain_stderr(self) -> None:
         assert self.process.stderr is not None
+        limit = self.settings.stderr_flood_bytes
         try:
             while chunk := await self.process.stderr.receive_some(65536):
                 self.stderr.feed(chunk)
+                if 0 < limit < self.stderr.total and self.failure is None:
+                    # Reading a flood costs the referee CPU the other seats need:
+                    # stop the bot; its next read or write reports this failure.
+                    self.failure = BotProtocolError(f"flood: more than {limit} bytes on stderr in one game")
+                    self.healthy = False
+                    self.signal_group(signal.SIGKILL)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def end_fifo_at_exit(self) -> None:
+        """Once the process is gone, make sure reading its stdout FIFO ends.
+
+        A reader sees end-of-file on a FIFO only after a writer came and went. A
+        chain that fails before the bot opens its end (a program missing inside
+        the sandbox) never connects; opening and closing a write end here turns
+        that into end-of-file, so the failure is a crash with its reason rather
+        than a wait for the startup limit.
+        """
+        if self.stdout_fifo is None:
+            return
+        await self.process.wait()
+        try:
+            os.close(os.open(self.stdout_fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # already closed by the referee: nothing is reading
             pass
 
     def signal_group(self, signum: int) -> None:
         # The bot leads its own session and process group (start_new_session), so
-        # the group id is its pid; this reaches every child it forked too.
+        # the group id is its pid; this reaches every child it forked too. A child
+        # that left the group with setsid is reached through the PID namespace of
+        # the standard and strict levels: its init is in this group.
         try:
             os.killpg(self.process.pid, signum)
         except (ProcessLookupError, PermissionError):
@@ -162,31 +365,33 @@ class BotProcess:
 
 @asynccontextmanager
 async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[BotProcess]:
-    """Start ``spec`` and yield it; on exit, the process and its group are gone."""
+    """Start ``spec`` in its sandbox and yield it; on exit, the process and its group are gone.
+
+    BotCrashed when it cannot be started; SandboxUnavailable (a ValueError)
+    when ``settings.sandbox`` cannot run on this machine.
+    """
+    raise_open_file_limit()
+    launch = prepare_launch(spec, settings)
     try:
-        process = await trio.lowlevel.open_process(
-            spec.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=spec.cwd,
-            start_new_session=True,
-            env=settings.bot_environment(),
-        )
-    except OSError as exc:
-        raise BotCrashed(f"could not start {spec.command[0]!r}: {exc.strerror or exc}") from None
-    bot = BotProcess(spec, process, settings)
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(bot.drain_stderr)
-            try:
-                yield bot
-            finally:
-                await bot.aclose()
+        try:
+            process = spawn(launch, spec, settings.bot_environment())
+        except OSError as exc:
+            raise BotCrashed(f"could not start {launch.argv[0]!r}: {exc.strerror or exc}") from None
+        bot = BotProcess(spec, process, settings, launch)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(bot.drain_stderr)
+                nursery.start_soon(bot.end_fifo_at_exit)
+                try:
+                    yield bot
+                finally:
+                    await bot.aclose()
+        finally:
+            # The nursery above already waited for aclose; this covers a failure to
+            # enter it at all.
+            if process.returncode is None:
+                with trio.CancelScope(shield=True):
+                    bot.signal_group(signal.SIGKILL)
+                    await process.wait()
     finally:
-        # The nursery above already waited for aclose; this covers a failure to
-        # enter it at all.
-        if process.returncode is None:
-            with trio.CancelScope(shield=True):
-                bot.signal_group(signal.SIGKILL)
-                await process.wait()
+        launch.release()

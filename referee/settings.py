@@ -10,11 +10,37 @@ import msgspec
 from protocol.codec import DEFAULT_MAX_LINE
 from protocol.messages import TimeControl
 
-__all__ = ["RefereeSettings"]
+__all__ = ["BotLimits", "RefereeSettings", "SandboxLevel"]
+
+SandboxLevel = Literal["none", "standard", "strict"]
+"""How much a bot is contained; see docs/sandbox.md."""
 
 # Variables a bot may inherit from the referee's environment; everything else
 # (tokens, credentials, the referee's own configuration) stays out of reach.
 _INHERITED_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SYSTEMROOT", "PYTHONPATH", "VIRTUAL_ENV")
+
+
+class BotLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """Per-process resource limits for a bot, applied at the standard and strict levels.
+
+    Each limit holds for every process of the bot (its children inherit it);
+    the process count holds for all of them together. 0 means no limit.
+    """
+
+    memory_mb: int = 2048
+    """Memory per process in MiB: address space, or data for runtimes that reserve huge address ranges."""
+    memory_kind: Literal["auto", "as", "data"] = "auto"
+    """Which limit carries memory_mb: auto picks data for the JVM, Node, Go, .NET and GHC, else address space."""
+    cpu_s: int = 600
+    """CPU seconds per process over its whole life (a warm process counts every game it plays)."""
+    open_files: int = 256
+    """Open file descriptors per process."""
+    file_mb: int = 64
+    """The largest file a bot may write, in MiB."""
+    processes: int = 128
+    """Processes and threads of the bot together (enforced only when bots get their own uid)."""
+    tmp_mb: int = 64
+    """The size of the private /tmp of the strict level, in MiB (it is memory: a tmpfs)."""
 
 
 class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,6 +61,14 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How long a bot gets to exit after its input closes, and again after SIGTERM."""
     game_wall_s: float = 0.0
     """A limit on one whole game in seconds (0: none beyond the per-decision clocks)."""
+    stderr_flood_bytes: int = 16 << 20
+    """What a bot may write to stderr in one game; more is a flood, a protocol error (0: no limit)."""
+    sandbox: SandboxLevel = "standard"
+    """none, standard (limits, no network, own uid, own PID namespace) or strict (bubblewrap)."""
+    limits: BotLimits = BotLimits()
+    """Resource limits per bot process at the standard and strict levels."""
+    bot_uid_base: int = 0x70000000
+    """When the referee is root, each bot runs as its own uid counted from here (0: keep root's uid)."""
 
     def bot_environment(self) -> dict[str, str]:
         env = {key: os.environ[key] for key in _INHERITED_ENV if key in os.environ}

@@ -15,6 +15,7 @@ is wrong with it, before anything is started::
     replays = "replays"          # folder, relative to this file
     illegal_action = "forfeit"   # or "pass"
     reuse_processes = true       # keep bot processes warm between games
+    sandbox = "standard"         # none | standard | strict (bubblewrap); docs/sandbox.md
 
     [tournament.variants]        # the game's rules variants, as text
     control = "majority"
@@ -24,6 +25,15 @@ is wrong with it, before anything is started::
     move_ms = 1000
     bank_ms = 5000
     startup_ms = 10000
+
+    [tournament.limits]          # per bot process, standard and strict sandboxes; 0: no limit
+    memory_mb = 2048
+    memory_kind = "auto"         # auto | as | data (auto: data for the JVM, Node, Go, ...)
+    cpu_s = 600
+    open_files = 256
+    file_mb = 64
+    processes = 128
+    tmp_mb = 64                  # the private /tmp of the strict sandbox
 
     [[entrant]]
     name = "greedy"
@@ -46,6 +56,8 @@ from protocol.messages import TimeControl
 from referee.bots import BotSpec, BotSpecError, load_bot
 from referee.games import GAME_NAMES, get_rules
 from referee.games.base import UnknownVariant
+from referee.sandbox import SandboxUnavailable, require_level
+from referee.settings import BotLimits, SandboxLevel
 
 __all__ = ["ConfigProblems", "Entrant", "TournamentConfig", "load_tournament", "parse_tournament"]
 
@@ -94,6 +106,8 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
     beta: float = 0.05
     max_games: int = 1000
     reuse_processes: bool = True
+    sandbox: SandboxLevel = "standard"
+    limits: BotLimits = BotLimits()
 
     def fingerprint(self) -> str:
         """A hash of what decides the schedule and the games, to refuse a mismatched resume."""
@@ -104,9 +118,10 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
 _TOURNAMENT_KEYS = {
     "name", "game", "format", "table_size", "table_sizes", "games_per_entrant", "repetitions", "seed",
     "concurrency", "workers", "replays", "illegal_action", "variants", "time", "hero", "a", "b",
-    "elo0", "elo1", "alpha", "beta", "max_games", "reuse_processes",
+    "elo0", "elo1", "alpha", "beta", "max_games", "reuse_processes", "sandbox", "limits",
 }  # fmt: skip
 _TIME_KEYS = {"move_ms", "bank_ms", "startup_ms"}
+_LIMIT_KEYS = set(BotLimits.__struct_fields__)
 
 
 def load_tournament(path: Path) -> TournamentConfig:
@@ -277,6 +292,27 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             problems.append(f"tournament.{key}: must be between 0 and 0.5, got {value:g}")
     max_games = get("max_games", int, 1000, positive=True)
     reuse_processes = get("reuse_processes", bool, True)
+    sandbox = get("sandbox", str, "standard")
+    try:
+        sandbox = require_level(sandbox)
+    except SandboxUnavailable as exc:
+        problems.append(f"tournament.sandbox: {exc}")
+        sandbox = "standard"
+    limits_raw = get("limits", dict, {})
+    for key in sorted(set(limits_raw) - _LIMIT_KEYS):
+        problems.append(f"tournament.limits.{key}: unknown key (expected {', '.join(sorted(_LIMIT_KEYS))})")
+    limit_values: dict[str, Any] = {}
+    for key in _LIMIT_KEYS & set(limits_raw):
+        value = limits_raw[key]
+        if key == "memory_kind":
+            if value not in ("auto", "as", "data"):
+                problems.append(f"tournament.limits.memory_kind: expected auto, as or data, got {value!r}")
+            else:
+                limit_values[key] = value
+        elif not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            problems.append(f"tournament.limits.{key}: expected a whole number, 0 or more (0: no limit), got {value!r}")
+        else:
+            limit_values[key] = value
 
     if problems:
         raise ConfigProblems(source, problems)
@@ -304,4 +340,6 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         beta=beta,
         max_games=max_games,
         reuse_processes=reuse_processes,
+        sandbox=sandbox,
+        limits=BotLimits(**limit_values),
     )

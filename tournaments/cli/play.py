@@ -16,6 +16,7 @@ from protocol.messages import TimeControl
 from referee.bots import load_bot
 from referee.match import MatchRecord, MatchSpec
 from referee.play import check_table, play_match, prepare_bots
+from referee.sandbox import require_level
 from referee.settings import RefereeSettings
 from tournaments.cli.common import console, fail, user_errors
 
@@ -54,6 +55,8 @@ def print_record(record: MatchRecord) -> None:
             terminations.get(seat, "-"),
         )
     console.print(table)
+    if record.sandbox:
+        console.print(f"sandbox: {record.sandbox}", highlight=False)
     if record.replay:
         console.print(f"replay: {record.replay}", highlight=False)
 
@@ -68,6 +71,9 @@ def play(
     bank_ms: Annotated[int, typer.Option(help="overage bank per game, ms")] = TimeControl().bank_ms,
     startup_ms: Annotated[int, typer.Option(help="time to answer start with ready, ms")] = TimeControl().startup_ms,
     illegal: Annotated[str, typer.Option(help="what an illegal action costs: forfeit or pass")] = "forfeit",
+    sandbox: Annotated[
+        str, typer.Option(help="how bots are contained: none, standard or strict (bubblewrap); see docs/sandbox.md")
+    ] = RefereeSettings().sandbox,
     json: Annotated[bool, typer.Option("--json", help="print the result as one JSON object")] = False,
 ) -> None:
     """Play one match between bots and print the ranking."""
@@ -78,12 +84,14 @@ def play(
     with user_errors():
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
+        level = require_level(sandbox)
         specs = prepare_bots([load_bot(text) for text in bots])
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     settings = RefereeSettings(
         time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         illegal_action="forfeit" if illegal == "forfeit" else "pass",
+        sandbox=level,
     )
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{seed}")
     with user_errors():

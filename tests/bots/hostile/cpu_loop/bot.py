@@ -1,0 +1,24 @@
+"""Spins the CPU forever at its first decision."""
+
+import json
+import sys
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request):
+    return {"type": "action", "id": request["id"], "action": (request.get("options") or [PASS])[0]}
+
+
+PASS = {"type": "place", "placements": []}
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        send({"type": "ready", "name": "cpu_loop"})
+    elif message["type"] == "request":
+        while True:
+            pass

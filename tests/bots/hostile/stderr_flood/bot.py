@@ -1,0 +1,26 @@
+"""Writes to stderr without end from its first decision."""
+
+import json
+import sys
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request):
+    return {"type": "action", "id": request["id"], "action": (request.get("options") or [PASS])[0]}
+
+
+PASS = {"type": "place", "placements": []}
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        send({"type": "ready", "name": "stderr_flood"})
+    elif message["type"] == "request":
+        chunk = b"hostile: flood " * 4096
+        while True:
+            sys.stderr.buffer.write(chunk)
+            sys.stderr.buffer.flush()

@@ -1,0 +1,25 @@
+"""Answers a request id that is not the open one."""
+
+import json
+import sys
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request):
+    return {"type": "action", "id": request["id"], "action": (request.get("options") or [PASS])[0]}
+
+
+PASS = {"type": "place", "placements": []}
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        send({"type": "ready", "name": "wrong_id"})
+    elif message["type"] == "request":
+        reply = answer(message)
+        reply["id"] += 1000
+        send(reply)

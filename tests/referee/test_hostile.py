@@ -1,0 +1,251 @@
+"""The zoo: hostile bots in real matches against two passers, each contained.
+
+For every behaviour the test checks the same four things: the exact termination
+(kind and reason) recorded for the hostile seat, or none where the behaviour
+does not stop the bot from playing; a valid game for the other seats (they play
+to the end and the replay verifies); the referee's memory stays bounded; and no
+process of the match is left alive.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+import pytest
+import trio
+
+from protocol.messages import TimeControl
+from referee.bots import BotSpec, load_bot
+from referee.match import MatchRecord, MatchSpec
+from referee.play import play_match
+from referee.replay import read_replay, verify_replay
+from referee.sandbox import host_support, require_level
+from referee.settings import BotLimits, RefereeSettings
+from tests.conftest import TEST_BOTS, processes_in, wait_until_gone
+
+HOSTILE = TEST_BOTS / "hostile"
+SPEC = MatchSpec(game="vendetta", seed=7)
+SEAT = 1  # the hostile bot sits between two passers
+# Short clocks keep the zoo quick; the startup limit leaves room for interpreters
+# starting on a busy machine.
+CLOCK = TimeControl(startup_ms=5000, move_ms=300, bank_ms=500)
+MEMORY_BOUND = 48 << 20  # growth of the referee's resident memory during one match
+OUTSIDE = Path("/tmp/famiglia-zoo-escape.txt")  # where write_outside tries /tmp and $HOME
+
+pytestmark = pytest.mark.slow
+
+
+class Case(NamedTuple):
+    """One hostile behaviour at one sandbox level and what the referee must record."""
+
+    bot: str
+    kind: str | None
+    """The termination of the hostile seat, or None: it plays to the end."""
+    reason: str
+    """Part of the termination's reason; with kind None, part of the bot's stderr."""
+    level: str = "standard"
+    settings: dict[str, Any] | None = None
+    check: Callable[[Path, Path], None] | None = None
+    """More assertions once the match is over, given the match's folder and the bot's."""
+    full: bool = False
+    """The hostile seat must get the whole level, nothing left out (a uid of its own, for RLIMIT_NPROC)."""
+
+
+def _nothing_written_outside(folder: Path, bot: Path) -> None:
+    for path in (bot / "escape.txt", bot.parent / "escape.txt", OUTSIDE):
+        assert not path.exists(), f"the bot wrote {path}"
+    # Its own folder is read-only; what it wrote elsewhere went to its private /tmp.
+    stderr = (folder / "game.jsonl.seat1.stderr").read_text()
+    assert "hostile: escape.txt: refused: Read-only file system" in stderr
+
+
+CASES = [
+    Case("crash_at_start", "crash", "exited with code 3; stderr: hostile: crashing before the handshake"),
+    Case("exit_midgame", "crash", "exited with code 4; stderr: hostile: leaving mid-game"),
+    Case(
+        "mute_handshake",
+        "timeout",
+        "no ready line within the startup limit of 1000 ms",
+        settings={"time": TimeControl(startup_ms=1000)},
+    ),
+    # Request ids count across seats: seat 1's requests are 2, 5, 8, ...
+    Case("sleep_once", "timeout", "no answer to request 5 within"),
+    Case("slow_bank", "timeout", "ms bank)"),
+    # The CPU limit (1 s) comes long before the clock (10 s): the kernel stops the bot.
+    Case(
+        "cpu_loop",
+        "crash",
+        "killed by SIGXCPU",
+        settings={"limits": BotLimits(cpu_s=1), "time": TimeControl(startup_ms=5000, move_ms=10_000, bank_ms=0)},
+    ),
+    Case("memory_hog", "crash", "MemoryError", settings={"limits": BotLimits(memory_mb=256)}),
+    # A shell bot: /bin/sh is open to every uid, so it runs as a uid of its own,
+    # which RLIMIT_NPROC needs (root is exempt from it).
+    Case("fork_bomb", "crash", "Cannot fork", settings={"limits": BotLimits(processes=16)}, full=True),
+    Case("fork_bomb", "crash", "Cannot fork", level="strict", settings={"limits": BotLimits(processes=16)}, full=True),
+    Case("stubborn_grandchild", None, ""),
+    Case("setsid_grandchild", None, ""),
+    Case("setsid_grandchild", None, "", level="strict"),
+    Case("endless_line", "protocol", "more than 1048576 bytes without a newline"),
+    Case("garbage", "protocol", "not valid JSON"),
+    Case("wrong_shape", "protocol", "has the wrong shape"),
+    Case("wrong_id", "protocol", "answered request 1002, the open request is 2"),
+    Case("double_answer", "protocol", "answered request 2, the open request is 5"),
+    Case(
+        "stderr_flood", "protocol", "flood: more than 4194304 bytes on stderr", settings={"stderr_flood_bytes": 4 << 20}
+    ),
+    Case("closes_stdout", "stall", "closed its output but is still running"),
+    Case("closes_stdout", "stall", "closed its output but is still running", level="strict"),
+    Case("net_probe", None, "hostile: no network"),
+    Case("net_probe", None, "hostile: no network", level="strict"),
+    Case("write_outside", None, "hostile:", level="strict", check=_nothing_written_outside),
+    Case("kill_everyone", None, "hostile: kill(-1)"),
+]
+
+
+def _case_id(case: Case) -> str:
+    return f"{case.bot}-{case.level}"
+
+
+def rss() -> int:
+    """This process's resident memory in bytes."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@asynccontextmanager
+async def peak_growth() -> AsyncIterator[list[int]]:
+    """Sample resident memory while the block runs; yields [peak growth in bytes]."""
+    base = rss()
+    growth = [0]
+
+    async def sample() -> None:
+        while True:
+            growth[0] = max(growth[0], rss() - base)
+            await trio.sleep(0.01)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sample)
+        yield growth
+        growth[0] = max(growth[0], rss() - base)
+        nursery.cancel_scope.cancel()
+
+
+def with_args(spec: BotSpec, *args: str) -> BotSpec:
+    return msgspec.structs.replace(spec, command=[*spec.command, *args])
+
+
+@pytest.fixture
+def arena() -> Iterator[Path]:
+    """A folder of this test's own, open to other users (so bots can get their own uid).
+
+    Bots run from copies in here: "no process left" then means no process of
+    this match, even while another test run uses the same test bots.
+    """
+    base = Path(tempfile.mkdtemp(prefix="famiglia-zoo-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    shutil.copytree(TEST_BOTS / "passer", base / "passer")
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base)
+
+
+def copy_bot(arena: Path, name: str) -> Path:
+    shutil.copytree(HOSTILE / name, arena / name)
+    return arena / name
+
+
+async def play_zoo_match(
+    hostile: BotSpec, settings: RefereeSettings, folder: Path, arena: Path
+) -> tuple[MatchRecord, int]:
+    """Play the hostile bot between two passers; the record and the memory growth."""
+    passer = load_bot(str(arena / "passer"))
+    async with peak_growth() as growth:
+        record = await play_match(SPEC, [passer, hostile, passer], settings, replay_path=folder / "game.jsonl")
+    return record, growth[0]
+
+
+def assert_others_played_a_valid_game(record: MatchRecord, folder: Path) -> None:
+    assert [t.seat for t in record.result.terminations] in ([], [SEAT])
+    for seat in (0, 2):
+        assert record.timings[seat].decisions > 0
+    assert record.result.ended_by != "forfeits"
+    assert verify_replay(read_replay(folder / "game.jsonl")) == record.result
+
+
+def assert_no_process_left(*folders: Path) -> None:
+    for folder in folders:
+        assert wait_until_gone(folder, 5.0) == [], f"processes left in {folder}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+async def test_a_hostile_bot_is_contained(case: Case, tmp_path: Path, arena: Path) -> None:
+    if case.level == "strict":
+        require_level("strict")  # a missing bwrap fails here with how to install it
+    if case.bot == "kill_everyone" and host_support().namespaces is not None:
+        pytest.skip("kill(-1) without a PID namespace would reach the test runner")
+    if case.full and not host_support().root:
+        pytest.skip("a uid of its own per bot (for RLIMIT_NPROC) needs a referee running as root")
+    OUTSIDE.unlink(missing_ok=True)
+    folder = copy_bot(arena, case.bot)
+    hostile = load_bot(str(folder))
+    listener = None
+    if case.bot == "net_probe":
+        listener = socket.create_server(("127.0.0.1", 0))
+        listener.setblocking(False)
+        hostile = with_args(hostile, str(listener.getsockname()[1]))
+    options = {"time": CLOCK, "grace_ms": 200, "sandbox": require_level(case.level), **(case.settings or {})}
+    settings = RefereeSettings(**options)
+    try:
+        record, growth = await play_zoo_match(hostile, settings, tmp_path, arena)
+    finally:
+        if listener is not None:
+            with pytest.raises(BlockingIOError):
+                listener.accept()  # nothing ever connected
+            listener.close()
+
+    assert record.sandbox.startswith(case.level) or f": {case.level}" in record.sandbox
+    if case.full:
+        assert record.sandbox == case.level or f"seat {SEAT}: {case.level};" in record.sandbox + ";"
+    terminations = [(t.seat, t.kind) for t in record.result.terminations]
+    if case.kind is None:
+        assert terminations == []
+        stderr = tmp_path / "game.jsonl.seat1.stderr"
+        assert case.reason in (stderr.read_text() if stderr.exists() else "")
+    else:
+        assert terminations == [(SEAT, case.kind)]
+        assert case.reason in record.result.terminations[0].reason
+        assert record.result.forfeited == [SEAT]
+    assert_others_played_a_valid_game(record, tmp_path)
+    assert growth < MEMORY_BOUND, f"the referee grew by {growth >> 20} MiB"
+    assert_no_process_left(folder, arena / "passer")
+    if case.check is not None:
+        case.check(tmp_path, folder)
+
+
+async def test_a_grandchild_that_escaped_with_setsid_is_alive_during_the_game(tmp_path: Path, arena: Path) -> None:
+    """The setsid case above proves something only if the grandchild really runs meanwhile."""
+    folder = copy_bot(arena, "setsid_grandchild")
+    settings = RefereeSettings(time=CLOCK, grace_ms=200)
+    seen: list[int] = []
+
+    async def watch() -> None:
+        while True:
+            seen.append(len(processes_in(folder)))
+            await trio.sleep(0.02)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch)
+        record, _ = await play_zoo_match(load_bot(str(folder)), settings, tmp_path, arena)
+        nursery.cancel_scope.cancel()
+    assert record.result.terminations == []
+    assert max(seen) >= 3  # the bot, its grandchild and great-grandchild (plus the sandbox's init)
+    assert_no_process_left(folder)
