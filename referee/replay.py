@@ -32,6 +32,7 @@ __all__ = [
     "ReplayError",
     "ReplayMismatch",
     "ReplayRecord",
+    "ReplayWriteFailed",
     "ReplayWriter",
     "ResultRecord",
     "SeatInfo",
@@ -140,32 +141,66 @@ def encode_raw(value: Any) -> msgspec.Raw:
     return msgspec.Raw(_encoder.encode(value))
 
 
+class ReplayWriteFailed(OSError):
+    """A replay could not be written (disk full, folder not writable, ...)."""
+
+
 class ReplayWriter:
-    """Appends records to ``path.partial``; ``finish`` renames it into place."""
+    """Appends records to ``path.partial``; ``finish`` renames it into place.
+
+    The file is readable by its owner only: a replay holds the whole deal, and
+    a sandboxed bot running as another user must not read its own game's.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.partial = path.with_name(path.name + ".partial")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: BinaryIO | None = open(self.partial, "wb")  # noqa: SIM115 - closed in finish/abort
+        if path.exists() and not path.is_file():
+            raise ReplayWriteFailed(f"replay {path}: exists and is not a regular file; choose another path")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        except OSError as exc:
+            raise ReplayWriteFailed(f"cannot write replay {self.partial}: {exc.strerror}") from None
+        self._file: BinaryIO | None = os.fdopen(fd, "wb")
 
     def write(self, record: ReplayRecord) -> None:
         if self._file is not None:
-            self._file.write(_encoder.encode(record) + b"\n")
+            try:
+                self._file.write(_encoder.encode(record) + b"\n")
+            except OSError as exc:
+                self._fail(exc)
 
     def finish(self) -> None:
         if self._file is None:
             return
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self.partial, self.path)
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+            os.replace(self.partial, self.path)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        """Nothing half written: drop the partial file and say why."""
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass
+            self._file = None
+        self.partial.unlink(missing_ok=True)
+        raise ReplayWriteFailed(f"cannot write replay {self.path}: {exc.strerror or exc}") from None
 
     def abort(self) -> None:
         """Close without renaming: the ``.partial`` file stays for inspection."""
         if self._file is not None:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:
+                self.partial.unlink(missing_ok=True)
             self._file = None
 
 

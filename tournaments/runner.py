@@ -78,7 +78,9 @@ def default_workers() -> int:
 
 
 def settings_for(config: TournamentConfig) -> RefereeSettings:
-    return RefereeSettings(time=config.time, illegal_action=config.illegal_action)
+    return RefereeSettings(
+        time=config.time, illegal_action=config.illegal_action, sandbox=config.sandbox, limits=config.limits
+    )
 
 
 def replay_path(config: TournamentConfig, game: ScheduledGame) -> Path | None:

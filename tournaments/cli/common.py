@@ -28,8 +28,36 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn the library's caller-mistake errors (ValueError family) into ``fail``."""
+    """Turn a caller mistake (the ValueError family) or a fault of the machine
+    (disk full, a folder not writable: OSError) into one line and an exit code.
+
+    Errors raised inside Trio nurseries arrive wrapped in exception groups;
+    a group made only of such errors is reported by its first one.
+    """
     try:
         yield
-    except (ValueError, BotBuildFailed, FileNotFoundError) as exc:
+    except (ValueError, BotBuildFailed) as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(_describe(exc), code=1)
+    except BaseExceptionGroup as group:
+        if group.subgroup(KeyboardInterrupt) is not None:
+            raise
+        expected, rest = group.split((ValueError, BotBuildFailed, OSError))
+        if expected is None or rest is not None:
+            raise
+        first = _first_leaf(expected)
+        fail(_describe(first), code=1 if isinstance(first, OSError) else 2)
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc)

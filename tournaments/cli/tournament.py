@@ -125,7 +125,7 @@ def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | Non
         progress.update(task, advance=1, rate=played_now / max(1e-9, time.monotonic() - began))
 
     try:
-        with Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
+        with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
             trio.run(
                 partial(
                     run_pending, config, store, concurrency=concurrency, workers=workers, on_result=on_result,
