@@ -1,0 +1,238 @@
+"""Referee overhead: decisions per second against bots that answer at once, and
+the same number of bare Trio pipe round trips as the baseline, in one run.
+
+Usage: python bench/referee.py [--seconds N] [--bot FOLDER] [--players N] [--replays]
+
+1. Sizes: one match with a recording wrapper notes the length of every request
+   line the referee writes and of every answer line it reads.
+2. Referee: four warm bot processes (``bench/bots/instant_c`` by default: a C
+   bot that answers every request at once with the empty placement; or
+   ``--bot sample_bots/c_bot``) play one Vendetta match after another through
+   ``referee.match.run_match`` for ``--seconds`` (default 10). Each decision is
+   the whole referee path: engine decision, view, events, request encoding,
+   write, deadline, line read, decode, apply. ``--replays`` also writes a
+   replay file per match.
+3. Baseline: a bare Trio ping-pong with ``bench/bots/echo_c`` (a C process that
+   answers each line with a line of the size it is asked for), replaying the
+   recorded request and answer sizes: ``send_all`` of the request line on the
+   process's stdin stream, ``receive_some`` on its stdout until the newline.
+   This is the floor for one request and answer over a pipe in Trio.
+
+The two measurements alternate in slices of a second so that a change in the
+machine's load during the run hits both alike; the ratio is the median over
+the pairs of adjacent slices (the ratio of the totals is printed too), and
+decisions/s the median over the referee's slices. The last line is always
+``referee: <decisions_per_s> decisions/s <ratio> of bare pipe round trips``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+# Run from a checkout without installing: the repository root holds the packages.
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import trio
+
+from referee.bots import BotSpec, load_bot
+from referee.match import BotChannel, MatchSpec, run_match
+from referee.play import prepare_bots
+from referee.process import BotProcess, open_bot
+from referee.settings import RefereeSettings
+
+SLICE_S = 1.0
+
+
+class Recording:
+    """A BotChannel that notes the sizes of the request lines and answer lines."""
+
+    def __init__(self, bot: BotProcess) -> None:
+        self.bot = bot
+        self.name = bot.name
+        self.sizes: list[tuple[int, int]] = []
+        self._request = 0
+
+    async def send(self, data: bytes) -> None:
+        if data.startswith(b'{"type":"request"'):
+            self._request = len(data)
+        await self.bot.send(data)
+
+    async def readline(self) -> bytes:
+        line = await self.bot.readline()
+        if self._request and line.startswith(b'{"type":"action"'):
+            self.sizes.append((self._request, len(line) + 1))
+            self._request = 0
+        return line
+
+    async def kill(self) -> None:
+        await self.bot.kill()
+
+    def stderr_text(self) -> str:
+        return self.bot.stderr_text()
+
+
+class Counts:
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.cpu = 0.0
+        self.count = 0
+        self.games = 0
+        self.rates: list[float] = []  # per slice, per second
+
+    def add(self, count: int, seconds: float, cpu: float) -> None:
+        self.count += count
+        self.seconds += seconds
+        self.cpu += cpu
+        self.rates.append(count / seconds)
+
+
+async def referee_slice(
+    bots: list[BotChannel], settings: RefereeSettings, counts: Counts, replays: Path | None
+) -> None:
+    """Whole matches until the slice is over (a match started is always finished)."""
+    began, cpu = time.perf_counter(), time.process_time()
+    decisions = 0
+    while time.perf_counter() - began < SLICE_S:
+        seed = counts.games
+        path = replays / f"m{seed % 8}.jsonl" if replays is not None else None
+        record = await run_match(MatchSpec(game="vendetta", seed=seed), bots, settings, replay_path=path)
+        decisions += sum(timing.decisions for timing in record.timings)
+        counts.games += 1
+        if record.result.terminations:
+            raise SystemExit(f"a bench bot failed: {record.result.terminations}")
+    counts.add(decisions, time.perf_counter() - began, time.process_time() - cpu)
+
+
+async def ping_pong_slice(process: trio.Process, lines: list[bytes], counts: Counts) -> None:
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    began, cpu = time.perf_counter(), time.process_time()
+    count = 0
+    while time.perf_counter() - began < SLICE_S:
+        for line in lines:
+            await stdin.send_all(line)
+            answer = await stdout.receive_some(65536)
+            while not answer.endswith(b"\n"):
+                answer += await stdout.receive_some(65536)
+        count += len(lines)
+    counts.add(count, time.perf_counter() - began, time.process_time() - cpu)
+
+
+def blocking_round_trip_us(echo: BotSpec, lines: list[bytes], seconds: float = 1.0) -> float:
+    """For reference: the same ping-pong with blocking os.write/os.read, no event loop."""
+    process = subprocess.Popen(echo.command, cwd=echo.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    write_fd, read_fd = process.stdin.fileno(), process.stdout.fileno()
+    count = 0
+    began = time.perf_counter()
+    while time.perf_counter() - began < seconds:
+        for line in lines:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(write_fd, view) :]
+            answer = os.read(read_fd, 65536)
+            while not answer.endswith(b"\n"):
+                answer += os.read(read_fd, 65536)
+        count += len(lines)
+    elapsed = time.perf_counter() - began
+    process.stdin.close()
+    process.wait()
+    return elapsed / count * 1e6
+
+
+def ping_lines(sizes: list[tuple[int, int]]) -> list[bytes]:
+    """Lines of the recorded request sizes, each asking for an answer of the recorded size."""
+    lines = []
+    for request, answer in sizes:
+        head = b"%d " % (answer - 1)
+        lines.append(head + b"x" * (request - len(head) - 1) + b"\n")
+    return lines
+
+
+async def bench(args: argparse.Namespace) -> None:
+    bot, echo = prepare_bots([load_bot(args.bot, base=ROOT), load_bot("bench/bots/echo_c", base=ROOT)])
+    settings = RefereeSettings()
+    print(
+        f"referee bench: {args.players}-player Vendetta, bot {bot.name} x{args.players} (warm), "
+        f"{os.cpu_count()} cores, load average {_load()}",
+        flush=True,
+    )
+    async with AsyncExitStack() as stack:
+        processes = [await stack.enter_async_context(open_bot(bot, settings)) for _ in range(args.players)]
+
+        # 1. The sizes of real traffic.
+        recorders = [Recording(p) for p in processes]
+        await run_match(MatchSpec(game="vendetta", seed=10_000), recorders, settings)
+        sizes = [size for recorder in recorders for size in recorder.sizes]
+        lines = ping_lines(sizes)
+        print(
+            f"traffic: {len(sizes)} decisions in one match, request lines {statistics.mean(s[0] for s in sizes):.0f} "
+            f"bytes on average ({min(s[0] for s in sizes)}-{max(s[0] for s in sizes)}), "
+            f"answer lines {statistics.mean(s[1] for s in sizes):.0f} bytes",
+            flush=True,
+        )
+
+        echo_process = await trio.lowlevel.open_process(
+            echo.command, cwd=echo.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        referee, bare = Counts(), Counts()
+        channels: list[BotChannel] = list(processes)
+        with tempfile.TemporaryDirectory(prefix="famiglia-bench-") as tmp:
+            replays = Path(tmp) if args.replays else None
+            # A short warm-up of both, not counted.
+            await referee_slice(channels, settings, Counts(), replays)
+            await ping_pong_slice(echo_process, lines, Counts())
+            while referee.seconds < args.seconds:
+                await referee_slice(channels, settings, referee, replays)
+                await ping_pong_slice(echo_process, lines, bare)
+        assert echo_process.stdin is not None
+        await echo_process.stdin.aclose()
+        await echo_process.wait()
+
+    decisions_per_s = statistics.median(referee.rates)
+    ratio = statistics.median(r / b for r, b in zip(referee.rates, bare.rates, strict=True))
+    total_ratio = (referee.count / referee.seconds) / (bare.count / bare.seconds)
+    print(
+        f"referee: {referee.games} matches, {referee.count} decisions in {referee.seconds:.2f} s: "
+        f"{referee.seconds / referee.count * 1e6:.1f} us/decision wall, "
+        f"{referee.cpu / referee.count * 1e6:.1f} us/decision of referee CPU"
+        + (" (with replay files)" if args.replays else "")
+    )
+    print(
+        f"bare Trio pipe round trips: {bare.count} in {bare.seconds:.2f} s: {bare.count / bare.seconds:.0f}/s, "
+        f"{bare.seconds / bare.count * 1e6:.1f} us each, {bare.cpu / bare.count * 1e6:.1f} us of CPU"
+    )
+    pairs = " ".join(f"{r / b:.2f}" for r, b in zip(referee.rates, bare.rates, strict=True))
+    print(f"ratio per pair of slices: {pairs}; ratio of the totals {total_ratio:.2f}")
+    print(f"for reference, a blocking (no event loop) round trip: {blocking_round_trip_us(echo, lines):.1f} us")
+    print(f"load average after: {_load()}")
+    print(f"referee: {decisions_per_s:.0f} decisions/s {ratio:.2f} of bare pipe round trips")
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=10.0, help="referee time to measure (default 10)")
+    parser.add_argument("--bot", default="bench/bots/instant_c", help="bot folder, from the repository root")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--replays", action="store_true", help="write a replay file per match")
+    trio.run(bench, parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""Tournament throughput: fresh processes against warm ones, one worker against two.
+
+Usage: python bench/tournament.py [--games N] [--concurrency N] [--move-ms N]
+
+One round-robin of four Python sample bots (random_py twice, greedy_py twice,
+as four entrants) at 4-player Vendetta tables, played three times in this run,
+each time into a new SQLite store through ``tournaments.runner.run_pending``:
+
+1. fresh: ``reuse_processes = false``, 1 worker (the in-process Trio executor):
+   every game starts its four Python interpreters and stops them again. This
+   is the baseline.
+2. warm-1w: ``reuse_processes = true`` (the default), 1 worker: each entrant's
+   processes are started once and play game after game (tournaments/pool.py).
+3. warm-2w: the same with 2 worker processes (tournaments/worker.py), each
+   refereeing its share of the games with its own warm pool.
+
+The same total concurrency (games at once) in every run. Games per second are
+counted from the first game started to the last result stored, bot builds and
+store setup excluded. Each run also reports the CPU time it used (this process,
+its worker processes and all bots), in cores.
+
+4. A check that the workers do scale when the referee is what limits the run:
+   warm-1w and warm-2w again with four ``bench/bots/instant_c`` entrants (a C
+   bot that answers at once), where nearly all the work is the referee's.
+   Informative only: the last line is about the Python bots.
+
+The last line is always
+``tournament: <games_per_s> games/s warm-2w <reuse_speedup>x reuse <scaling>x 2 workers``
+where reuse_speedup = warm-1w / fresh and scaling = warm-2w / warm-1w.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# Run from a checkout without installing: the repository root holds the packages.
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import trio
+
+from tournaments.config import TournamentConfig, parse_tournament
+from tournaments.plan import build_schedule
+from tournaments.runner import run_pending
+from tournaments.store import Store
+
+ENTRANTS = [
+    ("random-a", "sample_bots/random_py"),
+    ("greedy-a", "sample_bots/greedy_py"),
+    ("random-b", "sample_bots/random_py"),
+    ("greedy-b", "sample_bots/greedy_py"),
+]
+INSTANT = [(f"instant-{i}", "bench/bots/instant_c") for i in range(4)]
+
+
+def make_config(
+    games: int,
+    concurrency: int,
+    move_ms: int,
+    *,
+    reuse: bool,
+    workers: int,
+    entrants: list[tuple[str, str]] = ENTRANTS,
+) -> TournamentConfig:
+    # Four entrants, tables of four: one table, played once per row of the 4-row
+    # Williams design per repetition, so 4 games per repetition.
+    data: dict[str, Any] = {
+        "tournament": {
+            "name": "bench",
+            "game": "vendetta",
+            "format": "round-robin",
+            "table_size": 4,
+            "repetitions": max(1, -(-games // 4)),
+            "seed": 7,
+            "concurrency": concurrency,
+            "workers": workers,
+            "reuse_processes": reuse,
+            "time": {"move_ms": move_ms},
+        },
+        "entrant": [{"name": name, "bot": bot} for name, bot in entrants],
+    }
+    return parse_tournament(data, base=ROOT, source="bench")
+
+
+class Run:
+    def __init__(self, label: str, games: int, seconds: float, decisions: int, failures: int, cpu: float) -> None:
+        self.label = label
+        self.games = games
+        self.seconds = seconds
+        self.decisions = decisions
+        self.failures = failures
+        self.cpu = cpu
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds
+
+
+def play(label: str, config: TournamentConfig, folder: Path) -> Run:
+    store = Store(folder / f"{label}.sqlite")
+    schedule = build_schedule(config)
+    store.begin(config, schedule)
+    decisions = 0
+    failures = 0
+
+    def on_result(game: object, record: Any) -> None:
+        nonlocal decisions, failures
+        decisions += sum(t.decisions for t in record.timings)
+        failures += len(record.result.terminations)
+
+    workers = config.workers or 1
+    cpu_before = _cpu_seconds()
+    began = time.perf_counter()
+    played = trio.run(
+        lambda: run_pending(config, store, concurrency=config.concurrency, workers=workers, on_result=on_result)
+    )
+    seconds = time.perf_counter() - began
+    cpu = _cpu_seconds() - cpu_before
+    store.close()
+    assert played == len(schedule), (played, len(schedule))
+    run = Run(label, played, seconds, decisions, failures, cpu)
+    print(
+        f"{label:8s} {played} games in {seconds:6.2f} s: {run.games_per_s:7.2f} games/s, "
+        f"{decisions / seconds:8.0f} decisions/s, {failures} failures, "
+        f"CPU (referee + workers + bots) {cpu:6.2f} s = {cpu / seconds:4.2f} cores",
+        flush=True,
+    )
+    return run
+
+
+def _cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=200, help="games per run (rounded up to a multiple of 4)")
+    parser.add_argument("--concurrency", type=int, default=4, help="games at once, in total (default 4)")
+    parser.add_argument("--move-ms", type=int, default=1000, help="per-decision limit (default 1000)")
+    args = parser.parse_args()
+
+    print(
+        f"tournament bench: 4 Python entrants (random_py x2, greedy_py x2), 4-player Vendetta, "
+        f"concurrency {args.concurrency}, {os.cpu_count()} cores, load average {_load()}",
+        flush=True,
+    )
+    with tempfile.TemporaryDirectory(prefix="famiglia-bench-") as tmp:
+        folder = Path(tmp)
+        fresh = play("fresh", make_config(args.games, args.concurrency, args.move_ms, reuse=False, workers=1), folder)
+        warm1 = play("warm-1w", make_config(args.games, args.concurrency, args.move_ms, reuse=True, workers=1), folder)
+        warm2 = play("warm-2w", make_config(args.games, args.concurrency, args.move_ms, reuse=True, workers=2), folder)
+        print("check, with C bots that answer at once (the referee is the work):", flush=True)
+        c_warm1 = play(
+            "c-1w",
+            make_config(args.games, args.concurrency, args.move_ms, reuse=True, workers=1, entrants=INSTANT),
+            folder,
+        )
+        c_warm2 = play(
+            "c-2w",
+            make_config(args.games, args.concurrency, args.move_ms, reuse=True, workers=2, entrants=INSTANT),
+            folder,
+        )
+    reuse = warm1.games_per_s / fresh.games_per_s
+    scaling = warm2.games_per_s / warm1.games_per_s
+    print(f"decisions per game {warm1.decisions / warm1.games:.1f}; load average after {_load()}")
+    print(f"check: 2-worker scaling with C bots {c_warm2.games_per_s / c_warm1.games_per_s:.2f}x")
+    print(f"reuse speedup {reuse:.2f}x (target 5x), 2-worker scaling {scaling:.2f}x (target 1.7x)")
+    print(f"tournament: {warm2.games_per_s:.2f} games/s warm-2w {reuse:.2f}x reuse {scaling:.2f}x 2 workers")
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+if __name__ == "__main__":
+    main()
