@@ -35,7 +35,7 @@ def processes_in(folder: Path) -> list[int]:
     return found
 
 
-def wait_until_gone(folder: Path, seconds: float = 5.0) -> list[int]:
+def wait_until_gone(folder: Path, seconds: float = 10.0) -> list[int]:
     """Wait for every process working in ``folder`` to exit; the pids still alive."""
     deadline = time.monotonic() + seconds
     while (alive := processes_in(folder)) and time.monotonic() < deadline:

@@ -10,7 +10,7 @@ is wrong with it, before anything is started::
     table_size = 4               # or table_sizes = [3, 4]
     games_per_entrant = 24       # or repetitions = 2 (whole round-robins)
     seed = 1
-    concurrency = 4              # games at once in each worker
+    concurrency = 4              # games at once, in total (spread over the workers)
     workers = 2                  # worker processes (default: the number of cores)
     replays = "replays"          # folder, relative to this file
     illegal_action = "forfeit"   # or "pass"
