@@ -18,6 +18,7 @@ from tournaments.pool import open_pool
 
 NEEDS = {"node_js": "node", "c_bot": "gcc"}
 FOLDERS = ["random_py", "greedy_py", "node_js", "c_bot"]
+ALL_FOLDERS = [*FOLDERS, "sicilianos_py"]
 
 
 def sample(folder: str) -> BotSpec:
@@ -51,7 +52,7 @@ async def test_each_sample_bot_finishes_a_five_player_vendetta_with_a_verified_r
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("folder", FOLDERS)
+@pytest.mark.parametrize("folder", ALL_FOLDERS)
 async def test_a_warm_process_plays_game_after_game(folder: str) -> None:
     bot = sample(folder)
     settings = RefereeSettings()
