@@ -57,7 +57,7 @@ from referee.replay import (
     SeatInfo,
     encode_raw,
 )
-from referee.settings import RefereeSettings
+from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
 __all__ = ["BotChannel", "MatchRecord", "MatchSpec", "Replace", "SeatTiming", "run_match"]
 
@@ -118,7 +118,7 @@ class MatchRecord(msgspec.Struct, frozen=True, kw_only=True):
 class _Seat:
     """The referee's bookkeeping for one seat during a match."""
 
-    __slots__ = ("index", "bot", "bank_s", "active", "seen", "decisions", "total_s", "max_s")
+    __slots__ = ("active", "bank_s", "bot", "decisions", "index", "max_s", "seen", "total_s")
 
     def __init__(self, index: int, bot: BotChannel, bank_s: float) -> None:
         self.index = index
@@ -507,7 +507,7 @@ class _Match:
 async def run_match(
     spec: MatchSpec,
     bots: Sequence[BotChannel],
-    settings: RefereeSettings = RefereeSettings(),
+    settings: RefereeSettings = DEFAULT_SETTINGS,
     *,
     replay_path: Path | None = None,
     commands: Sequence[list[str]] | None = None,

@@ -16,7 +16,7 @@ from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
 from referee.process import open_bot
-from referee.settings import RefereeSettings
+from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
 __all__ = ["DeadBot", "check_table", "play_match", "prepare_bots", "save_stderr"]
 
@@ -70,7 +70,7 @@ def check_table(game: str, variants: dict[str, str], players: int) -> None:
 async def play_match(
     spec: MatchSpec,
     bots: Sequence[BotSpec],
-    settings: RefereeSettings = RefereeSettings(),
+    settings: RefereeSettings = DEFAULT_SETTINGS,
     *,
     replay_path: Path | None = None,
     stderr_dir: Path | None = None,

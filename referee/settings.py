@@ -75,3 +75,7 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
         env["PYTHONUNBUFFERED"] = "1"
         env["FAMIGLIA_PROTOCOL"] = "1"
         return env
+
+
+DEFAULT_SETTINGS = RefereeSettings()
+"""The defaults, built once (a frozen value, safe to share)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,6 @@ from referee.bots import BotSpec
 from referee.match import MatchSpec, run_match
 from referee.process import BotProcess, open_bot
 from referee.settings import RefereeSettings
-from contextlib import AsyncExitStack
 
 DOC = Path(__file__).resolve().parents[1] / "protocol" / "PROTOCOL.md"
 
@@ -85,7 +85,7 @@ def test_the_schema_rejects_what_the_referee_would_reject() -> None:
 async def test_the_twenty_line_bot_in_protocol_md_plays_a_whole_game_and_its_traffic_fits_the_schema(
     tmp_path: Path,
 ) -> None:
-    (code,) = re.findall(r"```js\n(.*?)```", DOC.read_text(), flags=re.S)
+    (code,) = re.findall(r"```js\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
     assert len(code.strip().splitlines()) <= 20
     (tmp_path / "bot.js").write_text(code)
     spec = BotSpec(name="doc-bot", command=["node", "bot.js"], cwd=str(tmp_path))

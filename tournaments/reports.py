@@ -118,7 +118,7 @@ def standings(store: Store, *, top: int = 8) -> Standings:
         return Standings(
             tournament=name, game=game, games=0, scheduled=scheduled, standings=[], seat_offsets=[],
             terminations=terminations, superiority=None, head_to_head=head_to_head_status(store),
-        )  # fmt: skip
+        )
     fit = fit_plackett_luce(rated, len(names))
     return Standings(
         tournament=name,
@@ -166,6 +166,6 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
                 game=played.game, seed=played.seed, seconds=played.seconds, ended_by=played.ended_by,
                 seats=seat_names, ranks=[s.rank for s in played.seats], scores=[s.score for s in played.seats],
                 terminations=kinds, replay=played.replay,
-            )  # fmt: skip
+            )
         )
     return rows

@@ -160,7 +160,7 @@ class Store:
                     "INSERT INTO tournament VALUES (1, ?, ?, ?, ?, ?, ?)",
                     (SCHEMA_VERSION, config.name, config.game, fingerprint,
                      msgspec.json.encode(config).decode(), _now()),
-                )  # fmt: skip
+                )
                 self.db.executemany(
                     "INSERT INTO entrant VALUES (?, ?, ?, ?)",
                     [
@@ -203,7 +203,7 @@ class Store:
                     "INSERT INTO result VALUES (?, ?, ?, ?, ?, ?)",
                     (game.index, _now(), record.seconds, result.ended_by, record.replay,
                      msgspec.json.encode(record).decode()),
-                )  # fmt: skip
+                )
                 self.db.executemany(
                     "INSERT INTO seat VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
@@ -214,7 +214,7 @@ class Store:
                             terminations[seat].reason if seat in terminations else None,
                             record.timings[seat].decisions, record.timings[seat].total_ms,
                             record.timings[seat].max_ms,
-                        )  # fmt: skip
+                        )
                         for seat, entrant in enumerate(game.seating)
                     ],
                 )
@@ -232,7 +232,7 @@ class Store:
             seats.setdefault(g, []).append(
                 SeatRow(seat=seat, entrant=entrant, rank=rank, score=score, won=bool(won), termination=term,
                         reason=reason)
-            )  # fmt: skip
+            )
         return [
             FinishedGame(game=g, table=t, row=r, seed=s, seconds=sec, ended_by=ended, replay=replay, seats=seats[g])
             for g, t, r, s, sec, ended, replay in self.db.execute(

@@ -125,7 +125,7 @@ class SeededChance:
     games possible.
     """
 
-    __slots__ = ("seed", "_streams")
+    __slots__ = ("_streams", "seed")
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
@@ -151,7 +151,7 @@ class SeededChance:
 class RecordingChance:
     """Wraps another chance source and keeps every draw, for the replay."""
 
-    __slots__ = ("inner", "draws")
+    __slots__ = ("draws", "inner")
 
     def __init__(self, inner: Chance) -> None:
         self.inner = inner

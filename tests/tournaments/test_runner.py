@@ -122,7 +122,7 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tm
     assert wait_until_gone(TEST_BOTS / "passer") == [], "bots outlived their referee"
     before = _finished_rows(db)
     assert 3 <= len(before) < 24, "the kill should land mid-tournament"
-    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{len(before)} of 24 games already recorded" in resumed.stdout
     after = _finished_rows(db)

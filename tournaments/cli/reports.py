@@ -11,9 +11,9 @@ import msgspec
 import typer
 from rich.table import Table
 
+from tournaments.cli.common import console, fail, user_errors
 from tournaments.reports import Standings, crosstable, game_rows, standings
 from tournaments.store import Store
-from tournaments.cli.common import console, fail, user_errors
 
 __all__ = ["crosstable_command", "games_command", "open_store", "print_standings", "standings_command"]
 

@@ -16,6 +16,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from referee.match import MatchRecord
+from tournaments.cli.common import console, err_console, fail, user_errors
+from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
 from tournaments.plan import build_schedule
 from tournaments.ratings import LiveRatings, RatedGame
@@ -24,8 +26,6 @@ from tournaments.runner import default_workers, run_pending
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
-from tournaments.cli.common import console, err_console, fail, user_errors
-from tournaments.cli.reports import print_standings
 
 __all__ = ["app", "demo", "run_tournament"]
 
@@ -130,7 +130,7 @@ def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | Non
                 partial(
                     run_pending, config, store, concurrency=concurrency, workers=workers, on_result=on_result,
                     should_stop=sequential.should_stop,
-                )  # fmt: skip
+                )
             )
         console.print()
     except BaseException as exc:
@@ -171,7 +171,7 @@ def run(
 def demo_config(root: Path) -> TournamentConfig:
     """Every sample bot whose toolchain is on this machine, at 3-player Vendetta tables."""
     entrants = [{"name": "greedy", "bot": str(SAMPLE_BOTS / "greedy_py")},
-                {"name": "random", "bot": str(SAMPLE_BOTS / "random_py")}]  # fmt: skip
+                {"name": "random", "bot": str(SAMPLE_BOTS / "random_py")}]
     if shutil.which("node"):
         entrants.append({"name": "node", "bot": str(SAMPLE_BOTS / "node_js")})
     if shutil.which("gcc"):
