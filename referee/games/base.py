@@ -40,6 +40,8 @@ __all__ = [
     "ScriptedChance",
     "SeededChance",
     "UnknownVariant",
+    "choice_variant",
+    "int_variant",
 ]
 
 
@@ -54,6 +56,22 @@ class IllegalAction(ValueError):
 
 class UnknownVariant(ValueError):
     """A variant key or value that the game does not know."""
+
+
+def choice_variant(game: str, key: str, value: str, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``allowed``; else UnknownVariant saying what is."""
+    text = str(value).strip()
+    if text not in allowed:
+        raise UnknownVariant(f"{game} {key}={value!r}: use one of {', '.join(allowed)}")
+    return text
+
+
+def int_variant(game: str, key: str, value: str, low: int, high: int) -> int:
+    """``value`` as a whole number in ``low..high``; else UnknownVariant saying so."""
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
+        raise UnknownVariant(f"{game} {key}={value!r}: use an integer from {low} to {high}")
+    return int(text)
 
 
 class ChanceMismatch(ValueError):

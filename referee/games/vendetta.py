@@ -72,7 +72,15 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, cast, get_args
 
 import msgspec
 
-from referee.games.base import Chance, Decision, IllegalAction, Outcome, UnknownVariant
+from referee.games.base import (
+    Chance,
+    Decision,
+    IllegalAction,
+    Outcome,
+    UnknownVariant,
+    choice_variant,
+    int_variant,
+)
 
 __all__ = [
     "DEFAULT_ROUND_LIMIT",
@@ -1102,29 +1110,11 @@ class VendettaRules:
         round_limit = DEFAULT_ROUND_LIMIT
         for key, value in variants.items():
             if key == "setup":
-                if value in SETUPS:
-                    setup = cast(Setup, value)
-                else:
-                    raise UnknownVariant(
-                        f"vendetta setup={value!r}: use one of {', '.join(SETUPS)}"
-                    )
+                setup = cast(Setup, choice_variant("vendetta", key, value, SETUPS))
             elif key == "control":
-                if value in CONTROLS:
-                    control = cast(Control, value)
-                else:
-                    raise UnknownVariant(
-                        f"vendetta control={value!r}: use one of {', '.join(CONTROLS)}"
-                    )
+                control = cast(Control, choice_variant("vendetta", key, value, CONTROLS))
             elif key == "round_limit":
-                text = str(value).strip()
-                if (
-                    not (text.isascii() and text.isdigit())
-                    or not 1 <= int(text) <= MAX_ROUND_LIMIT
-                ):
-                    raise UnknownVariant(
-                        f"vendetta round_limit={value!r}: use an integer from 1 to {MAX_ROUND_LIMIT}"
-                    )
-                round_limit = int(text)
+                round_limit = int_variant("vendetta", key, value, 1, MAX_ROUND_LIMIT)
             else:
                 raise UnknownVariant(
                     f"vendetta has no variant {key!r} (given {value!r}): use setup, control or round_limit"

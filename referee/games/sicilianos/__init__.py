@@ -17,11 +17,11 @@ steal draws from its own stream "steal".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 import msgspec
 
-from referee.games.base import Chance, GameRules, GameState, UnknownVariant
+from referee.games.base import Chance, GameRules, GameState, UnknownVariant, choice_variant, int_variant
 from referee.games.sicilianos.components import (
     COLOURS,
     KINDS,
@@ -82,9 +82,7 @@ class SicilianosRules:
         for key, value in variants.items():
             text = str(value).strip()
             if key == "turn_limit":
-                if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_TURN_LIMIT:
-                    raise UnknownVariant(f"sicilianos turn_limit={value!r}: use an integer from 1 to {MAX_TURN_LIMIT}")
-                turn_limit = int(text)
+                turn_limit = int_variant("sicilianos", key, value, 1, MAX_TURN_LIMIT)
             elif key == "action_die":
                 try:
                     parse_action_die(text)
@@ -94,21 +92,11 @@ class SicilianosRules:
                     ) from None
                 action_die = text
             elif key == "steal_pick":
-                if text == "random":
-                    steal_pick = "random"
-                elif text == "victim":
-                    steal_pick = "victim"
-                else:
-                    raise UnknownVariant(f"sicilianos steal_pick={value!r}: use one of {', '.join(STEAL_PICKS)}")
+                steal_pick = cast(StealPick, choice_variant("sicilianos", key, value, tuple(STEAL_PICKS)))
             elif key == "business_colour":
-                if text == "own":
-                    business_colour = "own"
-                elif text == "winning":
-                    business_colour = "winning"
-                else:
-                    raise UnknownVariant(
-                        f"sicilianos business_colour={value!r}: use one of {', '.join(BUSINESS_COLOURS)}"
-                    )
+                business_colour = cast(
+                    BusinessColour, choice_variant("sicilianos", key, value, tuple(BUSINESS_COLOURS))
+                )
             else:
                 raise UnknownVariant(
                     f"sicilianos has no variant {key!r} (given {value!r}): use {', '.join(_VARIANT_KEYS)}"
