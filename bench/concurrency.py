@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import trio
+from machine import load_average
 
 from referee.bots import BotSpec, load_bot
 from referee.errors import BotError
@@ -258,7 +259,7 @@ def main() -> None:
     settings = RefereeSettings()
     print(
         f"concurrency bench: {n_cores} cores, sandbox {settings.sandbox}, margin {settings.margin_ms} ms, "
-        f"load average {_load()}",
+        f"load average {load_average()}",
         flush=True,
     )
 
@@ -295,15 +296,9 @@ def main() -> None:
     if loaded["decisions"] < args.decisions:
         print(f"warning: only {loaded['decisions']} decisions under load, fewer than {args.decisions}")
     timeouts = scale["timeouts"] + baseline["timeouts"] + loaded["timeouts"]
-    print(f"load average after: {_load()}")
+    print(f"load average after: {load_average()}")
     print(f"concurrency: {scale['games']} games {timeouts} timeouts {kib_per_game:.0f} KiB/game")
 
-
-def _load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 if __name__ == "__main__":

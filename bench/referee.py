@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import trio
+from machine import load_average
 
 from referee.bots import BotSpec, load_bot
 from referee.match import BotChannel, MatchSpec, run_match
@@ -163,7 +164,7 @@ async def bench(args: argparse.Namespace) -> None:
     settings = RefereeSettings()
     print(
         f"referee bench: {args.players}-player Vendetta, bot {bot.name} x{args.players} (warm), "
-        f"{os.cpu_count()} cores, load average {_load()}",
+        f"{os.cpu_count()} cores, load average {load_average()}",
         flush=True,
     )
     async with AsyncExitStack() as stack:
@@ -214,15 +215,9 @@ async def bench(args: argparse.Namespace) -> None:
     pairs = " ".join(f"{r / b:.2f}" for r, b in zip(referee.rates, bare.rates, strict=True))
     print(f"ratio per pair of slices: {pairs}; ratio of the totals {total_ratio:.2f}")
     print(f"for reference, a blocking (no event loop) round trip: {blocking_round_trip_us(echo, lines):.1f} us")
-    print(f"load average after: {_load()}")
+    print(f"load average after: {load_average()}")
     print(f"referee: {decisions_per_s:.0f} decisions/s {ratio:.2f} of bare pipe round trips")
 
-
-def _load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 def main() -> None:

@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import trio
+from machine import load_average
 
 from tournaments.config import TournamentConfig, parse_tournament
 from tournaments.plan import build_schedule
@@ -148,7 +149,7 @@ def main() -> None:
 
     print(
         f"tournament bench: 4 Python entrants (random_py x2, greedy_py x2), 4-player Vendetta, "
-        f"concurrency {args.concurrency}, {os.cpu_count()} cores, load average {_load()}",
+        f"concurrency {args.concurrency}, {os.cpu_count()} cores, load average {load_average()}",
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="famiglia-bench-") as tmp:
@@ -169,17 +170,11 @@ def main() -> None:
         )
     reuse = warm1.games_per_s / fresh.games_per_s
     scaling = warm2.games_per_s / warm1.games_per_s
-    print(f"decisions per game {warm1.decisions / warm1.games:.1f}; load average after {_load()}")
+    print(f"decisions per game {warm1.decisions / warm1.games:.1f}; load average after {load_average()}")
     print(f"check: 2-worker scaling with C bots {c_warm2.games_per_s / c_warm1.games_per_s:.2f}x")
     print(f"reuse speedup {reuse:.2f}x (target 5x), 2-worker scaling {scaling:.2f}x (target 1.7x)")
     print(f"tournament: {warm2.games_per_s:.2f} games/s warm-2w {reuse:.2f}x reuse {scaling:.2f}x 2 workers")
 
-
-def _load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 if __name__ == "__main__":

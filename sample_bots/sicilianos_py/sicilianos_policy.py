@@ -421,15 +421,16 @@ def _setup(view: SicilianosView, options: Sequence[SicilianosAction], w: Weights
     return max(draws, key=lambda o: (view.piles.get(o.colour, 0), -COLOURS.index(o.colour)), default=None)
 
 
-def _turn(view: SicilianosView, options: Sequence[SicilianosAction], w: Weights) -> SicilianosAction | None:
-    wars = [o for o in options if isinstance(o, StartWar)]
-    can_roll = any(isinstance(o, Roll) for o in options)
-    if not wars:
-        return None
-    cards = _my_cards(view)
-    rng = _rng(view, "turn")
+def _best_colour(
+    view: SicilianosView, colours: set[Colour], cards: dict[str, list[int]], rng: random.Random, w: Weights
+) -> tuple[Colour, float]:
+    """The colour worth fighting for among ``colours``, and the chance of winning with it.
+
+    Each colour's chance comes from sampling the values this seat cannot see;
+    its worth is that chance times what winning would bring.
+    """
     best: tuple[float, Colour, float] | None = None
-    for colour in [c for c in COLOURS if any(o.colour == c for o in wars)]:
+    for colour in [c for c in COLOURS if c in colours]:
         families = _opponents(view, colour, prospective=True, w=w)
         draws = _sample_opponents(view, families, rng, w)
         (chance,) = _chances(draws, [_plan_total(cards[colour])])
@@ -437,7 +438,16 @@ def _turn(view: SicilianosView, options: Sequence[SicilianosAction], w: Weights)
         if best is None or (value, chance) > (best[0], best[2]):
             best = (value, colour, chance)
     assert best is not None
-    _, colour, chance = best
+    return best[1], best[2]
+
+
+def _turn(view: SicilianosView, options: Sequence[SicilianosAction], w: Weights) -> SicilianosAction | None:
+    wars = [o for o in options if isinstance(o, StartWar)]
+    can_roll = any(isinstance(o, Roll) for o in options)
+    if not wars:
+        return None
+    cards = _my_cards(view)
+    colour, chance = _best_colour(view, {o.colour for o in wars}, cards, _rng(view, "turn"), w)
     godfather = colour in _godfather_colours(view, view.seat)
     if can_roll and chance < w.start_war and not (godfather and chance >= 0.3):
         return Roll()
@@ -452,17 +462,7 @@ def _join(view: SicilianosView, options: Sequence[SicilianosAction], w: Weights)
     if not joins:
         return None
     cards = _my_cards(view)
-    rng = _rng(view, "join")
-    best: tuple[float, Colour, float] | None = None
-    for colour in [c for c in COLOURS if any(o.colour == c for o in joins)]:
-        families = _opponents(view, colour, prospective=True, w=w)
-        draws = _sample_opponents(view, families, rng, w)
-        (chance,) = _chances(draws, [_plan_total(cards[colour])])
-        value = chance * _win_value(view, colour, 50_000, w)
-        if best is None or (value, chance) > (best[0], best[2]):
-            best = (value, colour, chance)
-    assert best is not None
-    _, colour, chance = best
+    colour, chance = _best_colour(view, {o.colour for o in joins}, cards, _rng(view, "join"), w)
     godfather = colour in _godfather_colours(view, view.seat)
     last = _remaining_wars(view) <= 1
     if chance >= w.join or (godfather and chance >= 0.25):
