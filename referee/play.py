@@ -63,7 +63,8 @@ def check_table(game: str, variants: dict[str, str], players: int) -> None:
     rules.config(variants)
     if not rules.min_players <= players <= rules.max_players:
         raise ValueError(
-            f"{game} is played by {rules.min_players} to {rules.max_players} bots; {players} were given"
+            f"{game} is played by {rules.min_players} to {rules.max_players} bots; "
+            f"{players} {'was' if players == 1 else 'were'} given"
         )
 
 
