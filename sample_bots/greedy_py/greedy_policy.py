@@ -79,7 +79,8 @@ class _Context:
     n: int
     majority: bool
     revealed: frozenset[int]  # 0-based districts revealed this round
-    # (active seat, probability) for each reveal left this round, ours first
+    # (active seat, probability) per seat that reveals a card later this round:
+    # each remaining turn's reveal, summed per seat, in turn order (ours first)
     reveal_turns: tuple[tuple[int, float], ...]
     raid_chance: float
     opponent_hands: tuple[int, ...]  # indexed by seat; our own entry is 0
@@ -148,7 +149,13 @@ def _context(view: VendettaView, weights: Weights) -> _Context:
     pile_left = view.pile_left
     face_down = pile_left + 2  # the pile and the two raid cards
     # Remaining reveals: ours now (turn t), then turns t+1..10 by their active seats.
-    reveal_turns = tuple(((view.start_seat + t) % n, 1.0 / face_down) for t in range(view.turn, view.turn + pile_left))
+    # A vendetta's outcome depends only on who reveals (V4), so the turns of one
+    # seat are weighed together: one evaluation per seat instead of one per turn.
+    turns_of: dict[int, int] = {}
+    for t in range(view.turn, view.turn + pile_left):
+        seat = (view.start_seat + t) % n
+        turns_of[seat] = turns_of.get(seat, 0) + 1
+    reveal_turns = tuple((seat, count / face_down) for seat, count in turns_of.items())
     hands = tuple(0 if s == me or view.forfeited[s] else view.hands[s] for s in range(n))
     return _Context(
         me=me,
