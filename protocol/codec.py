@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import msgspec
 import trio
@@ -57,6 +57,10 @@ class StreamClosed(Exception):
 
 class ByteSource(Protocol):
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray: ...
+
+
+class _Pipe(Protocol):
+    def fileno(self) -> int: ...
 
 
 _encoder = msgspec.json.Encoder()
@@ -117,8 +121,11 @@ class LineReader:
 
     def __init__(self, source: ByteSource, max_line: int = DEFAULT_MAX_LINE) -> None:
         self._source = source
-        # A Trio pipe stream is read directly: wait until readable, then os.read.
-        self._pipe = source if type(source) is trio.lowlevel.FdStream else None
+        # A Trio pipe stream, or a source with the same file descriptor contract
+        # (fileno() non-blocking, -1 once closed; the referee's FIFO reader), is
+        # read directly: wait until readable, then os.read.
+        pipe = type(source) is trio.lowlevel.FdStream or hasattr(source, "fileno")
+        self._pipe: _Pipe | None = cast(_Pipe, source) if pipe else None
         self._buffer = bytearray()
         self._scanned = 0  # bytes of _buffer already searched for a newline
         self.max_line = max_line
@@ -156,17 +163,18 @@ class LineReader:
             buffer += chunk
 
     async def _read_pipe(self, size: int) -> bytes:
-        """``receive_some`` for a Trio pipe stream: wait until readable, then read."""
-        assert self._pipe is not None
+        """``receive_some`` for a pipe: wait until readable, then read."""
+        pipe = self._pipe
+        assert pipe is not None
         while True:
             # fileno() is -1 once the stream is closed; a close during the wait
             # wakes it with ClosedResourceError (notify_closing).
-            fd = self._pipe.fileno()
+            fd = pipe.fileno()
             if fd < 0:
                 raise trio.ClosedResourceError("file was already closed")
             await trio.lowlevel.wait_readable(fd)
             try:
-                return os.read(self._pipe.fileno(), size)
+                return os.read(pipe.fileno(), size)
             except BlockingIOError:
                 continue
             except OSError as exc:

@@ -67,6 +67,10 @@ class FifoReader(trio.abc.ReceiveStream):
         os.set_blocking(fd, False)
         self._fd: int | None = fd
 
+    def fileno(self) -> int:
+        """The FIFO's file descriptor (non-blocking), -1 once closed."""
+        return -1 if self._fd is None else self._fd
+
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         while True:
             if self._fd is None:
