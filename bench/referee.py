@@ -12,13 +12,20 @@ Usage: python bench/referee.py [--seconds N] [--bot FOLDER] [--players N] [--rep
    the whole referee path: engine decision, view, events, request encoding,
    write, deadline, line read, decode, apply. ``--replays`` also writes a
    replay file per match.
-3. Baseline: a bare Trio ping-pong with ``bench/bots/echo_c`` (a C process that
+3. Floor: the same bot processes and the same deals, with only what every
+   decision must do under this protocol: the engine's decision, the seat's
+   full view and the events since its last request encoded, one write, one Trio wait for the
+   answer, one read, the action decoded and applied. No clocks, records,
+   events bookkeeping or error handling: what any referee written on this
+   engine and Trio would need at the least. Its ratio is the ceiling for the
+   referee's.
+4. Baseline: a bare Trio ping-pong with ``bench/bots/echo_c`` (a C process that
    answers each line with a line of the size it is asked for), replaying the
    recorded request and answer sizes: ``send_all`` of the request line on the
    process's stdin stream, ``receive_some`` on its stdout until the newline.
    This is the floor for one request and answer over a pipe in Trio.
 
-The two measurements alternate in slices of a second so that a change in the
+The three measurements alternate in slices of a second so that a change in the
 machine's load during the run hits both alike; the ratio is the median over
 the pairs of adjacent slices (the ratio of the totals is printed too), and
 decisions/s the median over the referee's slices. The last line is always
@@ -41,10 +48,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import msgspec
 import trio
 from machine import load_average
 
+from protocol.codec import decode_bot_message, encode_message
+from protocol.messages import PROTOCOL_VERSION, End, Request, Result, Start, TimeControl
 from referee.bots import BotSpec, load_bot
+from referee.games import get_rules
+from referee.games.base import SeededChance
 from referee.match import BotChannel, MatchSpec, run_match
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
@@ -110,6 +122,72 @@ async def referee_slice(
         counts.games += 1
         if record.result.terminations:
             raise SystemExit(f"a bench bot failed: {record.result.terminations}")
+    counts.add(decisions, time.perf_counter() - began, time.process_time() - cpu)
+
+
+async def floor_slice(bots: list[BotProcess], counts: Counts) -> None:
+    """Whole games with nothing but the engine, the encoding and the pipes (see the module docstring)."""
+    rules = get_rules("vendetta")
+    config = rules.config({})
+    action_decoder = msgspec.json.Decoder(rules.action_type)
+    writes = [bot.process.stdin.fileno() for bot in bots]  # type: ignore[union-attr]
+    reads = [bot.process.stdout.fileno() for bot in bots]  # type: ignore[union-attr]
+    n = len(bots)
+    began, cpu = time.perf_counter(), time.process_time()
+    decisions = 0
+    while time.perf_counter() - began < SLICE_S:
+        seed = counts.games
+        for seat in range(n):
+            start = Start(
+                protocol=PROTOCOL_VERSION,
+                game="vendetta",
+                match=f"floor-{seed}",
+                seat=seat,
+                players=n,
+                names=[b.name for b in bots],
+                variants={},
+                config=config,
+                time=TimeControl(),
+            )
+            os.write(writes[seat], encode_message(start))
+            await trio.lowlevel.wait_readable(reads[seat])
+            os.read(reads[seat], 65536)  # ready
+        state = rules.new_game(n, config, SeededChance(seed))
+        request_id = 0
+        events: list[msgspec.Struct] = []
+        seen = [0] * n
+        while (decision := state.decision()) is not None:
+            seat = decision.seat
+            request_id += 1
+            request: Request[object, object, object] = Request(
+                id=request_id,
+                decision=decision.kind,
+                view=state.view(seat),
+                events=state.events_for(seat, events[seen[seat] :]),
+                options=decision.options,
+                constraints=decision.constraints,
+                time_ms=1000,
+                bank_ms=0,
+            )
+            seen[seat] = len(events)
+            os.write(writes[seat], encode_message(request))
+            await trio.lowlevel.wait_readable(reads[seat])
+            # instant_c writes each answer with one write: one read is one line.
+            message = decode_bot_message(os.read(reads[seat], 65536)[:-1])
+            events += state.apply(seat, action_decoder.decode(message.action))  # type: ignore[union-attr]
+            decisions += 1
+        outcome = state.outcome()
+        result = Result(
+            ranks=outcome.ranks,
+            scores=outcome.scores,
+            winners=outcome.winners,
+            forfeited=outcome.forfeited,
+            ended_by=outcome.ended_by,
+            stats=outcome.stats,
+        )
+        for seat in range(n):
+            os.write(writes[seat], encode_message(End(match=f"floor-{seed}", seat=seat, result=result, events=[])))
+        counts.games += 1
     counts.add(decisions, time.perf_counter() - began, time.process_time() - cpu)
 
 
@@ -185,15 +263,17 @@ async def bench(args: argparse.Namespace) -> None:
         echo_process = await trio.lowlevel.open_process(
             echo.command, cwd=echo.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        referee, bare = Counts(), Counts()
+        referee, floor, bare = Counts(), Counts(), Counts()
         channels: list[BotChannel] = list(processes)
         with tempfile.TemporaryDirectory(prefix="famiglia-bench-") as tmp:
             replays = Path(tmp) if args.replays else None
             # A short warm-up of both, not counted.
             await referee_slice(channels, settings, Counts(), replays)
+            await floor_slice(processes, Counts())
             await ping_pong_slice(echo_process, lines, Counts())
             while referee.seconds < args.seconds:
                 await referee_slice(channels, settings, referee, replays)
+                await floor_slice(processes, floor)
                 await ping_pong_slice(echo_process, lines, bare)
         assert echo_process.stdin is not None
         await echo_process.stdin.aclose()
@@ -212,12 +292,20 @@ async def bench(args: argparse.Namespace) -> None:
         f"bare Trio pipe round trips: {bare.count} in {bare.seconds:.2f} s: {bare.count / bare.seconds:.0f}/s, "
         f"{bare.seconds / bare.count * 1e6:.1f} us each, {bare.cpu / bare.count * 1e6:.1f} us of CPU"
     )
+    print(
+        f"floor (engine, encoding and pipes only): {floor.count} decisions in {floor.seconds:.2f} s: "
+        f"{floor.seconds / floor.count * 1e6:.1f} us/decision wall, {floor.cpu / floor.count * 1e6:.1f} us of CPU"
+    )
     pairs = " ".join(f"{r / b:.2f}" for r, b in zip(referee.rates, bare.rates, strict=True))
     print(f"ratio per pair of slices: {pairs}; ratio of the totals {total_ratio:.2f}")
+    floor_ratio = statistics.median(f / b for f, b in zip(floor.rates, bare.rates, strict=True))
+    print(
+        f"floor ratio {floor_ratio:.2f} (the most any referee on this engine, protocol and Trio could reach here); "
+        f"the referee reaches {ratio / floor_ratio:.2f} of the floor"
+    )
     print(f"for reference, a blocking (no event loop) round trip: {blocking_round_trip_us(echo, lines):.1f} us")
     print(f"load average after: {load_average()}")
     print(f"referee: {decisions_per_s:.0f} decisions/s {ratio:.2f} of bare pipe round trips")
-
 
 
 def main() -> None:
