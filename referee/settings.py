@@ -10,7 +10,7 @@ import msgspec
 from protocol.codec import DEFAULT_MAX_LINE
 from protocol.messages import TimeControl
 
-__all__ = ["BotLimits", "RefereeSettings", "SandboxLevel"]
+__all__ = ["DEFAULT_MARGIN_MS", "DEFAULT_SETTINGS", "BotLimits", "RefereeSettings", "SandboxLevel"]
 
 SandboxLevel = Literal["none", "standard", "strict"]
 """How much a bot is contained; see docs/sandbox.md."""
@@ -43,11 +43,15 @@ class BotLimits(msgspec.Struct, frozen=True, kw_only=True):
     """The size of the private /tmp of the strict level, in MiB (it is memory: a tmpfs)."""
 
 
+DEFAULT_MARGIN_MS = 50
+"""The harness's allowance on every deadline unless a tournament or ``--margin-ms`` sets another."""
+
+
 class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How one match is refereed."""
 
     time: TimeControl = TimeControl()
-    margin_ms: int = 50
+    margin_ms: int = DEFAULT_MARGIN_MS
     """Added to every deadline, for the harness's own scheduling noise."""
     max_line_bytes: int = DEFAULT_MAX_LINE
     """The longest line a bot may send; a longer one is a protocol error."""

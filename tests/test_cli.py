@@ -25,6 +25,7 @@ PASSER = str(TEST_BOTS / "passer")
         (["play", "vendetta", PASSER, PASSER, PASSER, "--variant", "control=most"], "control"),
         (["play", "vendetta", PASSER, PASSER, PASSER, "--variant", "control"], "KEY=VALUE"),
         (["play", "vendetta", PASSER, PASSER, PASSER, "--illegal", "shrug"], "choose forfeit or pass"),
+        (["play", "vendetta", PASSER, PASSER, PASSER, "--margin-ms", "-5"], "--margin-ms"),
         (["replay", "verify", "/no/such/replay.jsonl"], "cannot read"),
         (["standings", "--db", "/no/such.sqlite"], "no such results database"),
         (["tournament", "run", "/no/such.toml"], "no such file"),

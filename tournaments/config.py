@@ -25,6 +25,8 @@ is wrong with it, before anything is started::
     move_ms = 1000
     bank_ms = 5000
     startup_ms = 10000
+    margin_ms = 50               # the harness's allowance on every deadline (not told to bots)
+    game_wall_ms = 0             # a limit on one whole game; 0: none beyond the clocks above
 
     [tournament.limits]          # per bot process, standard and strict sandboxes; 0: no limit
     memory_mb = 2048
@@ -57,7 +59,7 @@ from referee.bots import BotSpec, BotSpecError, load_bot
 from referee.games import GAME_NAMES, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
-from referee.settings import BotLimits, SandboxLevel
+from referee.settings import DEFAULT_MARGIN_MS, BotLimits, SandboxLevel
 
 __all__ = ["ConfigProblems", "Entrant", "TournamentConfig", "load_tournament", "parse_tournament"]
 
@@ -108,11 +110,24 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
     reuse_processes: bool = True
     sandbox: SandboxLevel = "standard"
     limits: BotLimits = BotLimits()
+    margin_ms: int = DEFAULT_MARGIN_MS
+    """Added to every deadline for the harness's own scheduling noise (referee-side; bots are not told)."""
+    game_wall_ms: int = 0
+    """A wall-clock limit on one whole game (0: none beyond the per-decision clocks)."""
 
     def fingerprint(self) -> str:
         """A hash of what decides the schedule and the games, to refuse a mismatched resume."""
         essentials = msgspec.structs.replace(self, concurrency=0, workers=0, replays=None, reuse_processes=True)
-        return hashlib.sha256(msgspec.json.encode(essentials)).hexdigest()[:16]
+        fields = msgspec.to_builtins(essentials)
+        # Fields added after the first release count only when set, so a store
+        # begun before they existed still resumes under the same settings.
+        for key, default in _LATER_FIELDS.items():
+            if fields.get(key) == default:
+                del fields[key]
+        return hashlib.sha256(msgspec.json.encode(fields)).hexdigest()[:16]
+
+
+_LATER_FIELDS: dict[str, object] = {"margin_ms": DEFAULT_MARGIN_MS, "game_wall_ms": 0}
 
 
 _TOURNAMENT_KEYS = {
@@ -120,7 +135,8 @@ _TOURNAMENT_KEYS = {
     "concurrency", "workers", "replays", "illegal_action", "variants", "time", "hero", "a", "b",
     "elo0", "elo1", "alpha", "beta", "max_games", "reuse_processes", "sandbox", "limits",
 }  # fmt: skip
-_TIME_KEYS = {"move_ms", "bank_ms", "startup_ms"}
+_TIME_KEYS = {"move_ms", "bank_ms", "startup_ms"}  # the bots' time control (protocol.messages.TimeControl)
+_HARNESS_TIME_KEYS = {"margin_ms", "game_wall_ms"}  # the referee's own, not sent to bots
 _LIMIT_KEYS = set(BotLimits.__struct_fields__)
 
 
@@ -204,15 +220,19 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             problems.append(f"tournament.variants: {exc}")
 
     time_raw = get("time", dict, {})
-    for key in sorted(set(time_raw) - _TIME_KEYS):
-        problems.append(f"tournament.time.{key}: unknown key (expected {', '.join(sorted(_TIME_KEYS))})")
+    known_time = _TIME_KEYS | _HARNESS_TIME_KEYS
+    for key in sorted(set(time_raw) - known_time):
+        problems.append(f"tournament.time.{key}: unknown key (expected {', '.join(sorted(known_time))})")
     time_values: dict[str, int] = {}
-    for key in _TIME_KEYS & set(time_raw):
+    for key in known_time & set(time_raw):
         value = time_raw[key]
         if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (key == "move_ms" and value == 0):
-            problems.append(f"tournament.time.{key}: expected a positive number of milliseconds, got {value!r}")
+            what = "a positive number" if key == "move_ms" else "a whole number, 0 or more,"
+            problems.append(f"tournament.time.{key}: expected {what} of milliseconds, got {value!r}")
         else:
             time_values[key] = value
+    margin_ms = time_values.pop("margin_ms", DEFAULT_MARGIN_MS)
+    game_wall_ms = time_values.pop("game_wall_ms", 0)
 
     games_per_entrant = get("games_per_entrant", int, None, positive=True)
     repetitions = get("repetitions", int, 1, positive=True)
@@ -342,4 +362,6 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         reuse_processes=reuse_processes,
         sandbox=sandbox,
         limits=BotLimits(**limit_values),
+        margin_ms=margin_ms,
+        game_wall_ms=game_wall_ms,
     )

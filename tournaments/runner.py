@@ -79,7 +79,12 @@ def default_workers() -> int:
 
 def settings_for(config: TournamentConfig) -> RefereeSettings:
     return RefereeSettings(
-        time=config.time, illegal_action=config.illegal_action, sandbox=config.sandbox, limits=config.limits
+        time=config.time,
+        illegal_action=config.illegal_action,
+        sandbox=config.sandbox,
+        limits=config.limits,
+        margin_ms=config.margin_ms,
+        game_wall_s=config.game_wall_ms / 1000,
     )
 
 

@@ -73,6 +73,40 @@ async def test_time_over_the_move_limit_comes_out_of_the_bank(autojump_clock: An
     assert record.timings[0].decisions == 2 and record.timings[0].max_ms == pytest.approx(230)
 
 
+def answering_after(seconds: float) -> Any:
+    def respond(message: dict[str, Any]) -> list[Response]:
+        if message["type"] == "request":
+            return [seconds, action(message["id"], PASS)]
+        return passing(message)
+
+    return respond
+
+
+@pytest.mark.parametrize(("margin_ms", "timeouts"), [(50, 0), (0, 1)])
+async def test_the_margin_is_added_to_every_deadline_and_not_told_to_bots(
+    autojump_clock: Any, margin_ms: int, timeouts: int
+) -> None:
+    # 100 ms per move and no bank: an answer after 130 ms is late by 30 ms,
+    # inside a 50 ms margin and outside none.
+    settings = RefereeSettings(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=margin_ms)
+    slow = ScriptedBot(answering_after(0.13), name="slow")
+    record = await run_match(SPEC, [slow, passer(), passer()], settings)
+    assert len(record.result.terminations) == timeouts
+    assert all(r["time_ms"] == 100 and r["bank_ms"] == 0 for r in slow.requests())
+
+
+async def test_the_game_wall_limit_ends_a_long_game_and_names_the_limit(autojump_clock: Any) -> None:
+    # Every answer is on time (40 ms of 100), but 3 s for the whole game runs out
+    # long before a game of about 100 decisions is over.
+    settings = RefereeSettings(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=0, game_wall_s=3.0)
+    bots = [ScriptedBot(answering_after(0.04), name=f"b{i}") for i in range(3)]
+    record = await run_match(SPEC, bots, settings)
+    first = record.result.terminations[0]
+    assert first.kind == "timeout" and "the game's wall limit of 3 s ran out" in first.reason
+    assert record.seconds == pytest.approx(3.0, abs=0.05)
+    assert sum(t.decisions for t in record.timings) == pytest.approx(3.0 / 0.04, abs=1)
+
+
 async def test_no_ready_within_the_startup_limit_is_a_timeout(autojump_clock: Any) -> None:
     mute = ScriptedBot(lambda m: [HANG], name="mute")
     record = await run_match(SPEC, [passer(), passer(), mute], FAST)

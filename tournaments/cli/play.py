@@ -17,7 +17,7 @@ from referee.bots import load_bot
 from referee.match import MatchRecord, MatchSpec
 from referee.play import check_table, play_match, prepare_bots
 from referee.sandbox import require_level
-from referee.settings import RefereeSettings
+from referee.settings import DEFAULT_MARGIN_MS, RefereeSettings
 from tournaments.cli.common import console, fail, user_errors
 
 __all__ = ["parse_variants", "play", "print_record"]
@@ -70,6 +70,10 @@ def play(
     move_ms: Annotated[int, typer.Option(help="time per decision, ms")] = TimeControl().move_ms,
     bank_ms: Annotated[int, typer.Option(help="overage bank per game, ms")] = TimeControl().bank_ms,
     startup_ms: Annotated[int, typer.Option(help="time to answer start with ready, ms")] = TimeControl().startup_ms,
+    margin_ms: Annotated[
+        int, typer.Option(help="added to every deadline for the harness's own delays, ms (bots are not told)")
+    ] = DEFAULT_MARGIN_MS,
+    game_wall_ms: Annotated[int, typer.Option(help="a limit on the whole game, ms (0: none)")] = 0,
     illegal: Annotated[str, typer.Option(help="what an illegal action costs: forfeit or pass")] = "forfeit",
     sandbox: Annotated[
         str, typer.Option(help="how bots are contained: none, standard or strict (bubblewrap); see docs/sandbox.md")
@@ -79,8 +83,8 @@ def play(
     """Play one match between bots and print the ranking."""
     if illegal not in ("forfeit", "pass"):
         fail(f"--illegal {illegal!r}: choose forfeit or pass")
-    if min(move_ms, bank_ms, startup_ms) < 0 or move_ms == 0:
-        fail("--move-ms must be positive and --bank-ms/--startup-ms not negative")
+    if min(move_ms, bank_ms, startup_ms, margin_ms, game_wall_ms) < 0 or move_ms == 0:
+        fail("--move-ms must be positive and --bank-ms/--startup-ms/--margin-ms/--game-wall-ms not negative")
     with user_errors():
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
@@ -92,6 +96,8 @@ def play(
         time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         illegal_action="forfeit" if illegal == "forfeit" else "pass",
         sandbox=level,
+        margin_ms=margin_ms,
+        game_wall_s=game_wall_ms / 1000,
     )
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{seed}")
     with user_errors():
