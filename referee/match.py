@@ -32,7 +32,6 @@ from protocol.codec import ProtocolViolation, decode_bot_message, encode_message
 from protocol.messages import (
     PROTOCOL_VERSION,
     Action,
-    BotMessage,
     End,
     Log,
     Ready,
@@ -256,17 +255,14 @@ class _Match:
         if scope.cancelled_caught:
             raise BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
 
-    async def read_message(self, seat: _Seat, request: int, first: BotMessage | None = None) -> Ready | Action[msgspec.Raw]:
-        """The next message that is not a log line (``first`` if given, then lines read); logs go to the replay."""
+    async def read_message(self, seat: _Seat, request: int) -> Ready | Action[msgspec.Raw]:
+        """The next message that is not a log line; log lines go to the replay."""
         logs = 0
         while True:
-            if first is not None:
-                message, first = first, None
-            else:
-                try:
-                    message = decode_bot_message(await seat.bot.readline())
-                except ProtocolViolation as exc:
-                    raise BotProtocolError(str(exc)) from None
+            try:
+                message = decode_bot_message(await seat.bot.readline())
+            except ProtocolViolation as exc:
+                raise BotProtocolError(str(exc)) from None
             if not isinstance(message, Log):
                 return message
             logs += 1
@@ -298,13 +294,7 @@ class _Match:
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
             start = trio.current_time()
-            # read_message's usual case inline (one coroutine frame fewer per decision).
-            try:
-                message = decode_bot_message(await seat.bot.readline())
-            except ProtocolViolation as exc:
-                raise BotProtocolError(str(exc)) from None
-            if type(message) is Log:
-                message = await self.read_message(seat, request.id, message)
+            message = await self.read_message(seat, request.id)
         except BotError:
             # Overdue as well (the watchdog ran first in the same tick): the timeout counts.
             if open_.expired:
