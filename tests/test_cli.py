@@ -87,6 +87,13 @@ def test_the_report_commands_read_a_finished_tournament(tmp_path: Path) -> None:
     assert json.loads(none.output) == []
     unknown = runner.invoke(app, ["games", "--db", str(db), "--entrant", "nobody"])
     assert unknown.exit_code == 2 and "no entrant called 'nobody'" in unknown.output
+    page = runner.invoke(app, ["report", "--db", str(db)])
+    assert page.exit_code == 0 and page.output.strip() == f"report: {tmp_path / 't.html'}"
+    html = (tmp_path / "t.html").read_text()
+    assert "<h1>tiny (vendetta)</h1>" in html and html.count("<tr><td") >= 3 + 6
+    nowhere = runner.invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "no" / "such" / "r.html")])
+    assert nowhere.exit_code == 1 and nowhere.output.startswith("famiglia: error: ")
+    assert len(nowhere.output.strip().splitlines()) == 1 and "Traceback" not in nowhere.output
 
 
 def test_a_bad_tournament_file_prints_each_problem_and_starts_nothing(tmp_path: Path) -> None:

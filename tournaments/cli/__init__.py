@@ -9,7 +9,7 @@ import typer
 
 from tournaments.cli import replay, tournament
 from tournaments.cli.play import play
-from tournaments.cli.reports import crosstable_command, games_command, standings_command
+from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
 
 __all__ = ["app", "main"]
 
@@ -27,6 +27,7 @@ app.add_typer(replay.app, name="replay")
 app.command("standings")(standings_command)
 app.command("crosstable")(crosstable_command)
 app.command("games")(games_command)
+app.command("report")(report_command)
 
 
 def main() -> None:

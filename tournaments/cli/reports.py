@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import datetime
 import io
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -12,10 +14,18 @@ import typer
 from rich.table import Table
 
 from tournaments.cli.common import console, fail, user_errors
+from tournaments.html_report import render_report
 from tournaments.reports import Standings, crosstable, game_rows, standings
 from tournaments.store import Store
 
-__all__ = ["crosstable_command", "games_command", "open_store", "print_standings", "standings_command"]
+__all__ = [
+    "crosstable_command",
+    "games_command",
+    "open_store",
+    "print_standings",
+    "report_command",
+    "standings_command",
+]
 
 DbOption = Annotated[Path, typer.Option("--db", help="the results database of a tournament")]
 
@@ -125,3 +135,28 @@ def games_command(
         terms = ", ".join(f"{n}: {t}" for n, t in zip(row.seats, row.terminations, strict=True) if t) or "-"
         table.add_row(str(row.game), str(row.seed), row.ended_by, seats, terms, f"{row.seconds:.2f}")
     console.print(table)
+
+
+def report_command(
+    db: DbOption,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="the HTML file to write (default: beside the database, .html)")
+    ] = None,
+) -> None:
+    """Write the results as one HTML page: standings, seat advantage, crosstable, every game."""
+    store = open_store(db)
+    page = out if out is not None else db.with_suffix(".html")
+    with user_errors():
+        report = standings(store)
+        table = crosstable(store)
+        games = game_rows(store)
+        when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        text = render_report(report, table, games, generated=when, page_path=page.resolve())
+        # Written beside and renamed into place: a reader never sees half a page.
+        partial = page.with_name(page.name + ".partial")
+        try:
+            partial.write_text(text, encoding="utf-8")
+            os.replace(partial, page)
+        finally:
+            partial.unlink(missing_ok=True)
+    console.print(f"report: {page}", highlight=False)

@@ -1,0 +1,110 @@
+"""The HTML report: every section from the report values, text escaped, links relative to the page."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+from tournaments.html_report import MAX_GAME_ROWS, render_report
+from tournaments.ratings import LosMatrix, SeatOffsets, Standing
+from tournaments.reports import Crosstable, GameRow, Standings
+
+HOSTILE = '<script>alert("x")</script>'
+VOID = {"meta", "br", "img", "link", "input", "hr"}
+
+
+class _Checker(HTMLParser):
+    """Collects the text and checks that every opened tag is closed in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.text: list[str] = []
+        self.tags: list[str] = []
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.hrefs += [value or "" for name, value in attrs if name == "href"]
+        if tag not in VOID:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.open and self.open[-1] == tag, (tag, self.open)
+        self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(page: str) -> _Checker:
+    checker = _Checker()
+    checker.feed(page)
+    checker.close()
+    assert checker.open == []
+    return checker
+
+
+def sample(games: int = 2, replay_folder: str = "/data/t/replays") -> tuple[Standings, Crosstable, list[GameRow]]:
+    names = ["alpha", HOSTILE, "gamma"]
+    standings = Standings(
+        tournament="club <night>",
+        game="vendetta",
+        games=games,
+        scheduled=6,
+        standings=[
+            Standing(place=i + 1, entrant=i, name=name, rating=100.0 - 80 * i, stderr=20.0, lower=60.0 - 80 * i,
+                     upper=140.0 - 80 * i, games=games, wins=2 - i if i < 2 else 0, average_rank=1.0 + i,
+                     seat_games=[1, 1, 0])
+            for i, name in enumerate(names)
+        ],
+        seat_offsets=[SeatOffsets(table_size=3, games=games, offsets=[12.0, -3.0, -9.0], stderr=[5.0, 5.0, 5.0])],
+        terminations={"alpha": {}, HOSTILE: {"crash": 1}, "gamma": {}},
+        superiority=LosMatrix(entrants=[0, 1], values=[[0.5, 0.93], [0.07, 0.5]]),
+    )
+    cross = Crosstable(names=names, ahead=[[0, 2, 2], [0, 0, 1], [0, 1, 0]], met=[[0, 2, 2], [2, 0, 2], [2, 2, 0]])
+    rows = [
+        GameRow(game=g, seed=40 + g, seconds=0.5, ended_by="victory", seats=names, ranks=[1, 3, 2],
+                scores=[800, 0, 5], terminations=["", "crash", ""], replay=f"{replay_folder}/game-{g:06d}.jsonl")
+        for g in range(games)
+    ]  # fmt: skip
+    return standings, cross, rows
+
+
+def test_the_page_has_every_section_and_is_well_formed() -> None:
+    page = render_report(*sample(), generated="2026-11-22 04:00 UTC")
+    parsed = parse(page)
+    text = " ".join(parsed.text)
+    for heading in ("Standings", "Seat advantage", "Likelihood of superiority", "Crosstable", "Games (2)"):
+        assert heading in text
+    assert "+100" in text and "+60 .. +140" in text and "crash 1" in text and "2/2" in text and "0.93" in text
+    assert "club <night> (vendetta)" in text  # the name as the host wrote it, shown as text
+    assert parsed.tags.count("table") == 5 and "script" not in parsed.tags
+
+
+def test_names_from_the_tournament_file_are_shown_never_run() -> None:
+    page = render_report(*sample(), generated="now")
+    assert HOSTILE not in page and "&lt;script&gt;" in page
+    assert "script" not in parse(page).tags
+
+
+def test_replay_links_are_relative_to_the_page(tmp_path: Path) -> None:
+    standings, cross, rows = sample(replay_folder=str(tmp_path / "replays"))
+    page = render_report(standings, cross, rows, generated="now", page_path=tmp_path / "t.html")
+    assert parse(page).hrefs == ["replays/game-000000.jsonl", "replays/game-000001.jsonl"]
+
+
+def test_a_huge_tournament_lists_the_first_games_and_says_how_many_it_left_out() -> None:
+    standings, cross, rows = sample(games=1)
+    rows = rows * (MAX_GAME_ROWS + 5)
+    page = render_report(standings, cross, rows, generated="now")
+    assert f"The first {MAX_GAME_ROWS} of {MAX_GAME_ROWS + 5} games" in page
+    assert page.count("<tr><td") == MAX_GAME_ROWS + 3 + 1 + 2 + 3  # games, standings, seats, superiority, crosstable
+
+
+def test_before_any_game_the_page_says_so() -> None:
+    _, cross, _ = sample()
+    empty = Standings(tournament="t", game="vendetta", games=0, scheduled=6, standings=[], seat_offsets=[],
+                      terminations={}, superiority=None)  # fmt: skip
+    text = " ".join(parse(render_report(empty, cross, [], generated="now")).text)
+    assert "No finished game yet." in text and "Games (0)" in text
