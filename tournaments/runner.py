@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -260,7 +261,8 @@ async def _drive_worker(
                     line = await reader.readline()
                 except StreamClosed:
                     if in_flight:
-                        raise WorkerFailed(f"a worker process exited with {in_flight} games unfinished") from None
+                        how = await _how_it_ended(process)
+                        raise WorkerFailed(f"a worker process {how} with {in_flight} games unfinished") from None
                     return
                 try:
                     done = _done_decoder.decode(line)
@@ -282,3 +284,18 @@ async def _drive_worker(
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+async def _how_it_ended(process: trio.Process) -> str:
+    """How a worker whose output closed ended: its exit code or signal, if it exits within a second."""
+    with trio.move_on_after(1):
+        await process.wait()
+    code = process.returncode
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"

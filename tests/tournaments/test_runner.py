@@ -96,6 +96,19 @@ async def test_pending_games_are_played_once_and_a_second_run_plays_none(tmp_pat
     assert await run_pending(config, store, concurrency=2, workers=1, on_result=lambda g, r: None) == 0
 
 
+async def test_worker_processes_play_every_pending_game_once(tmp_path: Path) -> None:
+    body = '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 4\n'
+    config = load_tournament(write_toml(tmp_path, body, 4))
+    store = Store(tmp_path / "w.sqlite")
+    schedule = build_schedule(config)
+    store.begin(config, schedule)
+    seen: list[int] = []
+    played = await run_pending(config, store, concurrency=2, workers=2, on_result=lambda g, r: seen.append(g.index))
+    assert played == len(schedule) == 24 and sorted(seen) == list(range(24))
+    assert store.counts() == (24, 24)
+    assert all(not game.seats[0].termination for game in store.finished())
+
+
 def test_a_store_refuses_a_different_tournament(tmp_path: Path) -> None:
     config = load_tournament(write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 1\n'))
     other = load_tournament(write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 2\n'))
@@ -181,6 +194,57 @@ async def test_a_head_to_head_stops_at_its_budget_or_verdict_and_reports_it(tmp_
     assert status is not None and status.pairs >= 1
     # Identical bots on identical deals draw every pair: never "A stronger".
     assert status.decision in ("not stronger", "continue") and status.wins == status.losses == 0
+
+
+def _workers_of(parent: int) -> list[int]:
+    """Pids of the tournament worker processes whose parent is ``parent``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"tournaments.worker" in command:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+def test_a_worker_killed_midway_stops_the_run_in_one_line_and_the_rerun_loses_no_game(tmp_path: Path) -> None:
+    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 6\nrepetitions = 3\n', 4)
+    db = tmp_path / "t.sqlite"
+    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db)]
+    runner = subprocess.Popen(
+        [*command, "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    killed = None
+    while killed is None and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.02)
+        try:
+            started = db.exists() and len(_finished_rows(db)) >= 2
+        except sqlite3.OperationalError:
+            continue
+        workers = _workers_of(runner.pid)
+        if started and workers:
+            killed = workers[0]
+            os.kill(killed, signal.SIGKILL)
+    assert killed is not None, "the run ended before a worker could be killed"
+    _, stderr = runner.communicate(timeout=30)
+    assert runner.returncode == 1, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    assert "a worker process was killed by SIGKILL with" in lines[0] and "run the same command again" in lines[0]
+    assert wait_until_gone(TEST_BOTS / "passer") == []
+    before = _finished_rows(db)
+    again = subprocess.run([*command, "--workers", "1"], check=False, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    after = _finished_rows(db)
+    assert len(after) == 72 and all(after[game] == row for game, row in before.items())
 
 
 @pytest.mark.slow

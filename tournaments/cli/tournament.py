@@ -22,7 +22,7 @@ from tournaments.config import ConfigProblems, TournamentConfig, load_tournament
 from tournaments.plan import build_schedule
 from tournaments.ratings import LiveRatings, RatedGame
 from tournaments.reports import head_to_head_test, standings
-from tournaments.runner import default_workers, run_pending
+from tournaments.runner import WorkerFailed, default_workers, run_pending
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
@@ -90,6 +90,21 @@ def interrupted(exc: BaseException) -> bool:
     return False
 
 
+def worker_failure(exc: BaseException) -> WorkerFailed | None:
+    """The WorkerFailed in ``exc``, alone or inside Trio's exception groups, if that is all it holds."""
+    if isinstance(exc, WorkerFailed):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        failed, rest = exc.split(WorkerFailed)
+        if failed is not None and rest is None:
+            leaf: BaseException = failed
+            while isinstance(leaf, BaseExceptionGroup):
+                leaf = leaf.exceptions[0]
+            assert isinstance(leaf, WorkerFailed)
+            return leaf
+    return None
+
+
 def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | None, workers: int | None) -> Store:
     """Create or resume the tournament in ``db`` and play what is left, with a live display."""
     with user_errors():
@@ -134,6 +149,9 @@ def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | Non
             )
         console.print()
     except BaseException as exc:
+        if (failure := worker_failure(exc)) is not None:
+            done, total = store.counts()
+            fail(f"{failure}; {done} of {total} games are recorded in {db}; run the same command again to resume", 1)
         if not interrupted(exc):
             raise
         done, total = store.counts()
