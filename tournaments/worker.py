@@ -8,6 +8,7 @@ is cancelled and every bot process stopped before the worker exits.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import msgspec
@@ -49,10 +50,12 @@ async def serve() -> None:
 
 
 def main() -> None:
-    try:
-        trio.run(serve)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    # Ctrl-C in a terminal goes to the whole process group, workers included.
+    # The parent decides what happens then (it closes our stdin, and we stop
+    # our games and bots as above); a worker that also raised KeyboardInterrupt
+    # would only print tracebacks over the parent's one line.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    trio.run(serve)
 
 
 if __name__ == "__main__":

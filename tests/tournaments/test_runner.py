@@ -266,3 +266,27 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_leaves_no_bot(tmp_path: Pat
     assert runner.returncode == 130, stderr
     assert "run the same command again to resume" in stderr and "Traceback" not in stderr
     assert wait_until_gone(TEST_BOTS / "passer") == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_a_terminal_with_workers_prints_only_the_resume_line(tmp_path: Path) -> None:
+    # A terminal sends SIGINT to the whole process group: the runner and its workers.
+    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 5\nrepetitions = 3\n', 4)
+    db = tmp_path / "t.sqlite"
+    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "2"]
+    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.02)
+        try:
+            if db.exists() and len(_finished_rows(db)) >= 2 and _workers_of(runner.pid):
+                break
+        except sqlite3.OperationalError:
+            continue
+    assert runner.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(runner.pid, signal.SIGINT)
+    _, stderr = runner.communicate(timeout=30)
+    assert runner.returncode == 130, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("interrupted: "), stderr
+    assert wait_until_gone(TEST_BOTS / "passer") == [] and _workers_of(runner.pid) == []
