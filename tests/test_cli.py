@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import TEST_BOTS
+from tests.conftest import TEST_BOTS, processes_in, wait_until_gone
 from tournaments.cli import app
 
 runner = CliRunner()
@@ -104,3 +109,22 @@ def test_a_bad_tournament_file_prints_each_problem_and_starts_nothing(tmp_path: 
     lines = result.output.strip().splitlines()
     assert len(lines) >= 3 and all(line.startswith("famiglia: error: ") for line in lines)
     assert not (tmp_path / "bad.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path) -> None:
+    # The third bot takes 15 s to say ready: the match is certainly running when Ctrl-C comes.
+    dawdler = f"{sys.executable} {TEST_BOTS / 'hostile' / 'dawdler' / 'bot.py'} 15"
+    replay = tmp_path / "m.jsonl"
+    command = [sys.executable, "-m", "tournaments.cli", "play", "vendetta", PASSER, PASSER, dawdler, "--replay", str(replay)]
+    player = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while len(processes_in(tmp_path)) < 2 and time.monotonic() < deadline:  # the CLI and the dawdler
+        time.sleep(0.05)
+    os.killpg(player.pid, signal.SIGINT)  # as a terminal's Ctrl-C does
+    _, stderr = player.communicate(timeout=30)
+    assert player.returncode == 130, stderr
+    assert stderr.strip() == f"interrupted: the match was stopped before its end; no result (the replay so far is {replay}.partial)"
+    assert not replay.exists() and (tmp_path / "m.jsonl.partial").exists()
+    assert wait_until_gone(tmp_path) == [] and wait_until_gone(TEST_BOTS / "passer") == []

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from referee.bots import BotBuildFailed
 
-__all__ = ["console", "err_console", "fail", "user_errors"]
+__all__ = ["console", "err_console", "exit_on_interrupt", "fail", "interrupted", "user_errors"]
 
 # Piped output has no terminal width; Rich would assume 80 columns and truncate
 # names in wide tables, so give it room instead.
@@ -61,3 +61,24 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror and exc.filename:
         return f"{exc.filename}: {exc.strerror}"
     return str(exc)
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C, alone or inside Trio's exception groups."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(KeyboardInterrupt) is not None
+    return False
+
+
+@contextmanager
+def exit_on_interrupt(message: str) -> Iterator[None]:
+    """Ctrl-C becomes ``message`` on one line and exit code 130, not a traceback."""
+    try:
+        yield
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
+        err_console.print(message, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None

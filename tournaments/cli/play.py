@@ -18,7 +18,7 @@ from referee.match import MatchRecord, MatchSpec
 from referee.play import check_table, play_match, prepare_bots
 from referee.sandbox import require_level
 from referee.settings import DEFAULT_MARGIN_MS, RefereeSettings
-from tournaments.cli.common import console, fail, user_errors
+from tournaments.cli.common import console, exit_on_interrupt, fail, user_errors
 
 __all__ = ["parse_variants", "play", "print_record"]
 
@@ -100,7 +100,10 @@ def play(
         game_wall_s=game_wall_ms / 1000,
     )
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{seed}")
-    with user_errors():
+    stopped = "interrupted: the match was stopped before its end; no result" + (
+        f" (the replay so far is {replay}.partial)" if replay is not None else ""
+    )
+    with exit_on_interrupt(stopped), user_errors():
         record = trio.run(partial(play_match, spec, specs, settings, replay_path=replay))
     if json:
         console.print_json(msgspec.json.encode(record).decode())

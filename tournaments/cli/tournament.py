@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from referee.match import MatchRecord
-from tournaments.cli.common import console, err_console, fail, user_errors
+from tournaments.cli.common import console, err_console, fail, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
 from tournaments.plan import build_schedule
@@ -79,15 +79,6 @@ class SequentialStop:
             first, second = self.ranks.pop(2 * self.next_pair), self.ranks.pop(2 * self.next_pair + 1)
             self.test.update(pair_score(first, second))
             self.next_pair += 1
-
-
-def interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` is Ctrl-C, alone or inside Trio's exception groups."""
-    if isinstance(exc, KeyboardInterrupt):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        return exc.subgroup(KeyboardInterrupt) is not None
-    return False
 
 
 def worker_failure(exc: BaseException) -> WorkerFailed | None:
