@@ -221,3 +221,4 @@ def demo(
     store = run_tournament(config, db, concurrency=None, workers=workers)
     print_standings(standings(store))
     console.print(f"results: {db}  replays: {folder / 'demo-replays'}", highlight=False)
+    console.print(f"as a web page: famiglia report --db {db}", highlight=False)
