@@ -87,8 +87,12 @@ def _head_to_head(report: Standings) -> list[str]:
     h2h = report.head_to_head
     if h2h is None:
         return []
+    if h2h.decision == "continue":
+        decision = "no verdict: the game budget ran out" if h2h.exhausted else "no verdict yet"
+    else:
+        decision = h2h.decision
     verdict = (
-        f"<p>{escape(h2h.decision)} after {h2h.pairs} pairs of games: score {h2h.score:.3f} "
+        f"<p>{escape(decision)} after {h2h.pairs} pairs of games: score {h2h.score:.3f} "
         f"({h2h.wins} wins, {h2h.draws} draws, {h2h.losses} losses), Elo difference {h2h.elo:+.0f} "
         f"({h2h.elo_lower:+.0f} .. {h2h.elo_upper:+.0f}); log-likelihood ratio {h2h.llr:+.2f} "
         f"between the bounds {h2h.lower_bound:+.2f} and {h2h.upper_bound:+.2f}.</p>"

@@ -8,6 +8,7 @@ from pathlib import Path
 from tournaments.html_report import MAX_GAME_ROWS, render_report
 from tournaments.ratings import LosMatrix, SeatOffsets, Standing
 from tournaments.reports import Crosstable, GameRow, Standings
+from tournaments.sprt import Decision, SprtStatus
 
 HOSTILE = '<script>alert("x")</script>'
 VOID = {"meta", "br", "img", "link", "input", "hr"}
@@ -108,3 +109,18 @@ def test_before_any_game_the_page_says_so() -> None:
                       terminations={}, superiority=None)  # fmt: skip
     text = " ".join(parse(render_report(empty, cross, [], generated="now")).text)
     assert "No finished game yet." in text and "Games (0)" in text
+
+
+def test_a_head_to_head_shows_its_verdict_or_that_the_budget_ran_out() -> None:
+    standings, cross, rows = sample()
+
+    def status(decision: Decision, exhausted: bool) -> Standings:
+        h2h = SprtStatus(pairs=12, wins=5, draws=4, losses=3, score=0.58, elo=56.0, elo_lower=-20.0, elo_upper=130.0,
+                         llr=3.1, lower_bound=-2.94, upper_bound=2.94, decision=decision, exhausted=exhausted)
+        return Standings(**{**{f: getattr(standings, f) for f in standings.__struct_fields__}, "head_to_head": h2h})
+
+    decided = " ".join(parse(render_report(status("A stronger", False), cross, rows, generated="now")).text)
+    assert "A stronger after 12 pairs of games: score 0.580 (5 wins, 4 draws, 3 losses)" in decided
+    assert "Elo difference +56 (-20 .. +130)" in decided
+    budget = " ".join(parse(render_report(status("continue", True), cross, rows, generated="now")).text)
+    assert "no verdict: the game budget ran out after 12 pairs" in budget
