@@ -53,11 +53,11 @@ import trio
 from machine import load_average
 
 from protocol.codec import decode_bot_message, encode_message
-from protocol.messages import PROTOCOL_VERSION, End, Request, Result, Start, TimeControl
+from protocol.messages import PROTOCOL_VERSION, End, Request, Start, TimeControl
 from referee.bots import BotSpec, load_bot
 from referee.games import get_rules
 from referee.games.base import SeededChance
-from referee.match import BotChannel, MatchSpec, run_match
+from referee.match import BotChannel, MatchSpec, result_of, run_match
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
 from referee.settings import RefereeSettings
@@ -176,15 +176,7 @@ async def floor_slice(bots: list[BotProcess], counts: Counts) -> None:
             message = decode_bot_message(os.read(reads[seat], 65536)[:-1])
             events += state.apply(seat, action_decoder.decode(message.action))  # type: ignore[union-attr]
             decisions += 1
-        outcome = state.outcome()
-        result = Result(
-            ranks=outcome.ranks,
-            scores=outcome.scores,
-            winners=outcome.winners,
-            forfeited=outcome.forfeited,
-            ended_by=outcome.ended_by,
-            stats=outcome.stats,
-        )
+        result = result_of(state.outcome())
         for seat in range(n):
             os.write(writes[seat], encode_message(End(match=f"floor-{seed}", seat=seat, result=result, events=[])))
         counts.games += 1

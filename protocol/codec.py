@@ -121,11 +121,10 @@ class LineReader:
 
     def __init__(self, source: ByteSource, max_line: int = DEFAULT_MAX_LINE) -> None:
         self._source = source
-        # A Trio pipe stream, or a source with the same file descriptor contract
-        # (fileno() non-blocking, -1 once closed; the referee's FIFO reader), is
-        # read directly: wait until readable, then os.read.
-        pipe = type(source) is trio.lowlevel.FdStream or hasattr(source, "fileno")
-        self._pipe: _Pipe | None = cast(_Pipe, source) if pipe else None
+        # A source with a non-blocking file descriptor (fileno(), -1 once closed:
+        # Trio's FdStream, the referee's FIFO reader) is read directly: wait
+        # until readable, then os.read.
+        self._pipe: _Pipe | None = cast(_Pipe, source) if hasattr(source, "fileno") else None
         self._buffer = bytearray()
         self._scanned = 0  # bytes of _buffer already searched for a newline
         self.max_line = max_line

@@ -43,7 +43,7 @@ from protocol.messages import (
 )
 from referee.errors import BotError, BotIllegalAction, BotProtocolError, BotTimedOut
 from referee.games import get_rules
-from referee.games.base import GameState, IllegalAction, RecordingChance, SeededChance
+from referee.games.base import GameState, IllegalAction, Outcome, RecordingChance, SeededChance
 from referee.replay import (
     REPLAY_FORMAT,
     ActionRecord,
@@ -59,7 +59,7 @@ from referee.replay import (
 )
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["BotChannel", "MatchRecord", "MatchSpec", "Replace", "SeatTiming", "run_match"]
+__all__ = ["BotChannel", "MatchRecord", "MatchSpec", "Replace", "SeatTiming", "result_of", "run_match"]
 
 
 class BotChannel(Protocol):
@@ -473,16 +473,7 @@ class _Match:
         return True
 
     async def finish(self) -> Result:
-        outcome = self.state.outcome()
-        result = Result(
-            ranks=outcome.ranks,
-            scores=outcome.scores,
-            winners=outcome.winners,
-            forfeited=outcome.forfeited,
-            ended_by=outcome.ended_by,
-            stats=outcome.stats,
-            terminations=self.terminations,
-        )
+        result = result_of(self.state.outcome(), self.terminations)
 
         async def tell(seat: _Seat) -> None:
             end = End(
@@ -502,6 +493,19 @@ class _Match:
                 if seat.active:
                     nursery.start_soon(tell, seat)
         return result
+
+
+def result_of(outcome: Outcome, terminations: Sequence[Termination] = ()) -> Result:
+    """The ``result`` message of a finished game: the engine's outcome and the seats' terminations."""
+    return Result(
+        ranks=outcome.ranks,
+        scores=outcome.scores,
+        winners=outcome.winners,
+        forfeited=outcome.forfeited,
+        ended_by=outcome.ended_by,
+        stats=outcome.stats,
+        terminations=list(terminations),
+    )
 
 
 async def run_match(

@@ -297,11 +297,7 @@ class BotProcess:
         else:
             signum = 0
         if signum:
-            try:
-                name = signal.Signals(signum).name
-            except ValueError:
-                name = f"signal {signum}"
-            return BotCrashed(f"{what}: killed by {name}{tail}")
+            return BotCrashed(f"{what}: killed by {signal_name(signum)}{tail}")
         return BotCrashed(f"{what}: exited with code {code}{tail}")
 
     async def drain_stderr(self) -> None:
@@ -399,3 +395,11 @@ async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[Bo
                     await process.wait()
     finally:
         launch.release()
+
+
+def signal_name(signum: int) -> str:
+    """``SIGKILL`` for 9, or ``signal N`` for a number that names no signal."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,20 +19,40 @@ def passer_bot() -> Path:
     return TEST_BOTS / "passer"
 
 
-def processes_in(folder: Path) -> list[int]:
-    """Pids of live (non-zombie) processes whose working folder is ``folder``."""
-    found = []
+def live_processes() -> Iterator[tuple[int, Path, list[str]]]:
+    """(pid, /proc entry, the stat fields after the command name) of every live (non-zombie) process."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if Path(os.readlink(entry / "cwd")) != folder:
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if state != "Z":
-            found.append(int(entry.name))
+        if fields[0] != "Z":
+            yield int(entry.name), entry, fields
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Pids of live processes whose working folder is ``folder``."""
+    found = []
+    for pid, entry, _ in live_processes():
+        try:
+            if Path(os.readlink(entry / "cwd")) == folder:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def workers_of(parent: int) -> list[int]:
+    """Pids of the live tournament worker processes (``tournaments.worker``) whose parent is ``parent``."""
+    found = []
+    for pid, entry, fields in live_processes():
+        try:
+            if fields[1] == str(parent) and b"tournaments.worker" in (entry / "cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            continue
     return found
 
 

@@ -148,15 +148,13 @@ def _games(games: Sequence[GameRow], page_path: Path | None) -> list[str]:
             f'<p class="muted">The first {len(shown)} of {len(games)} games; '
             "<code>famiglia games --format json</code> lists them all.</p>"
         )
-    rows: list[list[str]] = []
-    links: list[str | None] = []
+    cells = []
     for game in shown:
         seats = ", ".join(f"{name} ({rank})" for name, rank in zip(game.seats, game.ranks, strict=True))
         terms = ", ".join(f"{n}: {t}" for n, t in zip(game.seats, game.terminations, strict=True) if t) or "-"
-        rows.append([str(game.game), str(game.seed), game.ended_by, seats, terms, f"{game.seconds:.2f}"])
-        links.append(_replay_href(game.replay, page_path))
+        text = [str(game.game), str(game.seed), game.ended_by, seats, terms, f"{game.seconds:.2f}"]
+        cells.append([*(escape(c) for c in text), _link(_replay_href(game.replay, page_path))])
     headers = ["game", "seed", "ended by", "seats (rank)", "terminations", "seconds", "replay"]
-    cells = [[*(escape(c) for c in row), _link(href)] for row, href in zip(rows, links, strict=True)]
     return [*out, _raw_table(headers, cells, numeric={0, 1, 5})]
 
 

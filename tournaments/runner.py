@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -24,6 +23,7 @@ from referee.bots import BotSpec
 from referee.errors import BotCrashed
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
 from referee.play import DeadBot, play_match, prepare_bots, save_stderr
+from referee.process import signal_name
 from referee.settings import RefereeSettings
 from tournaments.config import TournamentConfig
 from tournaments.pool import WarmPool, open_pool
@@ -294,8 +294,5 @@ async def _how_it_ended(process: trio.Process) -> str:
     if code is None:
         return "stopped answering"
     if code < 0:
-        try:
-            return f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
+        return f"was killed by {signal_name(-code)}"
     return f"exited with code {code}"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.settings import DEFAULT_MARGIN_MS
-from tests.conftest import TEST_BOTS, wait_until_gone
+from tests.conftest import TEST_BOTS, wait_until_gone, workers_of
 from tournaments.config import ConfigProblems, load_tournament
 from tournaments.plan import build_schedule
 from tournaments.runner import run_pending, settings_for
@@ -131,23 +131,26 @@ def _finished_rows(db: Path) -> dict[int, tuple[object, ...]]:
         return {row[0]: row[1:] for row in rows}
 
 
+def _wait_while_running(runner: subprocess.Popen[str], db: Path, results: int, *, workers: bool = False) -> None:
+    """Until ``db`` holds ``results`` results (and the runner has worker processes, if asked), while it runs."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.02)
+        try:
+            if db.exists() and len(_finished_rows(db)) >= results and (not workers or workers_of(runner.pid)):
+                return
+        except sqlite3.OperationalError:
+            continue
+    raise AssertionError("the run ended (or stalled) before it could be interrupted")
+
+
 @pytest.mark.slow
 def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
     toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 9\nconcurrency = 2\n', 4)
     db = tmp_path / "t.sqlite"
     command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
-    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    before: dict[int, tuple[object, ...]] = {}
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        if db.exists():
-            try:
-                before = _finished_rows(db)
-            except sqlite3.OperationalError:
-                continue
-            if len(before) >= 3:
-                break
+    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _wait_while_running(runner, db, 3)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
     assert wait_until_gone(TEST_BOTS / "passer") == [], "bots outlived their referee"
@@ -196,22 +199,6 @@ async def test_a_head_to_head_stops_at_its_budget_or_verdict_and_reports_it(tmp_
     assert status.decision in ("not stronger", "continue") and status.wins == status.losses == 0
 
 
-def _workers_of(parent: int) -> list[int]:
-    """Pids of the tournament worker processes whose parent is ``parent``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == parent and b"tournaments.worker" in command:
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.slow
 def test_a_worker_killed_midway_stops_the_run_in_one_line_and_the_rerun_loses_no_game(tmp_path: Path) -> None:
     toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 6\nrepetitions = 3\n', 4)
@@ -221,19 +208,8 @@ def test_a_worker_killed_midway_stops_the_run_in_one_line_and_the_rerun_loses_no
         [*command, "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    killed = None
-    while killed is None and time.monotonic() < deadline and runner.poll() is None:
-        time.sleep(0.02)
-        try:
-            started = db.exists() and len(_finished_rows(db)) >= 2
-        except sqlite3.OperationalError:
-            continue
-        workers = _workers_of(runner.pid)
-        if started and workers:
-            killed = workers[0]
-            os.kill(killed, signal.SIGKILL)
-    assert killed is not None, "the run ended before a worker could be killed"
+    _wait_while_running(runner, db, 2, workers=True)
+    os.kill(workers_of(runner.pid)[0], signal.SIGKILL)
     _, stderr = runner.communicate(timeout=30)
     assert runner.returncode == 1, stderr
     lines = stderr.strip().splitlines()
@@ -253,14 +229,7 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_leaves_no_bot(tmp_path: Pat
     db = tmp_path / "t.sqlite"
     command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
     runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        try:
-            if db.exists() and len(_finished_rows(db)) >= 2:
-                break
-        except sqlite3.OperationalError:
-            continue
+    _wait_while_running(runner, db, 2)
     runner.send_signal(signal.SIGINT)
     _, stderr = runner.communicate(timeout=30)
     assert runner.returncode == 130, stderr
@@ -275,18 +244,10 @@ def test_ctrl_c_in_a_terminal_with_workers_prints_only_the_resume_line(tmp_path:
     db = tmp_path / "t.sqlite"
     command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "2"]
     runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and runner.poll() is None:
-        time.sleep(0.02)
-        try:
-            if db.exists() and len(_finished_rows(db)) >= 2 and _workers_of(runner.pid):
-                break
-        except sqlite3.OperationalError:
-            continue
-    assert runner.poll() is None, "the run ended before it could be interrupted"
+    _wait_while_running(runner, db, 2, workers=True)
     os.killpg(runner.pid, signal.SIGINT)
     _, stderr = runner.communicate(timeout=30)
     assert runner.returncode == 130, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), stderr
-    assert wait_until_gone(TEST_BOTS / "passer") == [] and _workers_of(runner.pid) == []
+    assert wait_until_gone(TEST_BOTS / "passer") == [] and workers_of(runner.pid) == []

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from referee.bots import BotBuildFailed
 
-__all__ = ["console", "err_console", "exit_on_interrupt", "fail", "interrupted", "user_errors"]
+__all__ = ["console", "err_console", "exit_on_interrupt", "fail", "first_leaf", "interrupted", "user_errors"]
 
 # Piped output has no terminal width; Rich would assume 80 columns and truncate
 # names in wide tables, so give it room instead.
@@ -46,11 +46,12 @@ def user_errors() -> Iterator[None]:
         expected, rest = group.split((ValueError, BotBuildFailed, OSError))
         if expected is None or rest is not None:
             raise
-        first = _first_leaf(expected)
+        first = first_leaf(expected)
         fail(_describe(first), code=1 if isinstance(first, OSError) else 2)
 
 
-def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+def first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception of a group that is not itself a group."""
     leaf: BaseException = group
     while isinstance(leaf, BaseExceptionGroup):
         leaf = leaf.exceptions[0]

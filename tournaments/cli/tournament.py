@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from referee.match import MatchRecord
-from tournaments.cli.common import console, err_console, fail, interrupted, user_errors
+from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
 from tournaments.plan import build_schedule
@@ -88,9 +88,7 @@ def worker_failure(exc: BaseException) -> WorkerFailed | None:
     if isinstance(exc, BaseExceptionGroup):
         failed, rest = exc.split(WorkerFailed)
         if failed is not None and rest is None:
-            leaf: BaseException = failed
-            while isinstance(leaf, BaseExceptionGroup):
-                leaf = leaf.exceptions[0]
+            leaf = first_leaf(failed)
             assert isinstance(leaf, WorkerFailed)
             return leaf
     return None
