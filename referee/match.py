@@ -176,7 +176,7 @@ class _Match:
         self.request_id = 0
         self.draws_written = 0
         self.replay = ReplayWriter(replay_path) if replay_path is not None else None
-        self.match_id = spec.match or f"{spec.game}-{spec.seed}"
+        self.match_id = spec.match or spec.game  # sent to bots: never the seed
         self.wall_deadline = math.inf
         self.open: _Open | None = None  # the request being waited on
         self.loop_scope = trio.CancelScope()  # the decision loop's; the watchdog cancels it on a timeout

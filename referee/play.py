@@ -15,6 +15,7 @@ from referee.bots import BotSpec, build_bot
 from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
+from referee.private import make_private_dirs, write_private
 from referee.process import open_bot
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
@@ -99,9 +100,15 @@ async def play_match(
 
 
 def save_stderr(replay_path: Path, channels: Sequence[BotChannel], folder: Path | None = None) -> None:
-    """Each seat's kept stderr beside the replay, as ``<replay>.seat<N>.stderr``."""
+    """Each seat's kept stderr beside the replay, as ``<replay>.seat<N>.stderr``, readable by the host only.
+
+    A file of that name is replaced: the replay it sits beside was just
+    written by this match (replays are never overwritten), so it is a leftover
+    of an earlier attempt at the same path.
+    """
     folder = folder or replay_path.parent
     for seat, channel in enumerate(channels):
         text = channel.stderr_text()
         if text:
-            (folder / f"{replay_path.name}.seat{seat}.stderr").write_text(text, encoding="utf-8")
+            make_private_dirs(folder)
+            write_private(folder / f"{replay_path.name}.seat{seat}.stderr", text.encode("utf-8", "replace"))

@@ -21,6 +21,7 @@ import msgspec
 from protocol.messages import Result, TimeControl
 from referee.games import get_rules
 from referee.games.base import ChanceDraw, ChanceMismatch, IllegalAction, ScriptedChance
+from referee.private import create_private, make_private_dirs
 
 __all__ = [
     "REPLAY_FORMAT",
@@ -36,7 +37,10 @@ __all__ = [
     "ReplayWriter",
     "ResultRecord",
     "SeatInfo",
+    "read_header",
     "read_replay",
+    "replay_mismatch",
+    "tournament_match_id",
     "verify_replay",
 ]
 
@@ -146,20 +150,26 @@ class ReplayWriteFailed(OSError):
 
 
 class ReplayWriter:
-    """Appends records to ``path.partial``; ``finish`` renames it into place.
+    """Appends records to ``path.partial``; ``finish`` moves it into place.
 
-    The file is readable by its owner only: a replay holds the whole deal, and
-    a sandboxed bot running as another user must not read its own game's.
+    The file is readable by its owner only (``referee.private``): a replay holds
+    the whole deal, and a sandboxed bot running as another user must not read
+    its own game's. Neither name is ever overwritten: a replay that exists
+    belongs to another match, and only that match may write it.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.partial = path.with_name(path.name + ".partial")
-        if path.exists() and not path.is_file():
-            raise ReplayWriteFailed(f"replay {path}: exists and is not a regular file; choose another path")
+        if path.exists() or path.is_symlink():
+            raise ReplayWriteFailed(f"replay {path} already exists; choose another path or remove it")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            make_private_dirs(path.parent)
+            fd = create_private(self.partial)
+        except FileExistsError:
+            raise ReplayWriteFailed(
+                f"{self.partial} already exists (left by a match that stopped?); remove it or choose another path"
+            ) from None
         except OSError as exc:
             raise ReplayWriteFailed(f"cannot write replay {self.partial}: {exc.strerror}") from None
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
@@ -179,7 +189,7 @@ class ReplayWriter:
             os.fsync(self._file.fileno())
             self._file.close()
             self._file = None
-            os.replace(self.partial, self.path)
+            _move_into_place(self.partial, self.path)
         except OSError as exc:
             self._fail(exc)
 
@@ -202,6 +212,64 @@ class ReplayWriter:
             except OSError:
                 self.partial.unlink(missing_ok=True)
             self._file = None
+
+
+def _move_into_place(partial: Path, path: Path) -> None:
+    """Rename ``partial`` to ``path`` unless something is there already (FileExistsError)."""
+    try:
+        os.link(partial, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        # A file system without hard links: a plain rename, after checking.
+        if path.exists() or path.is_symlink():
+            raise FileExistsError(17, "already exists", str(path)) from None
+        os.rename(partial, path)
+        return
+    partial.unlink()
+
+
+def tournament_match_id(tournament: str, game: int) -> str:
+    """The match id of game ``game`` of the tournament whose id is ``tournament``.
+
+    It is the replay header's ``match``, so a replay says which game of which
+    tournament it is. Tournament ids are random per store (tournaments.store);
+    the id holds no seed, and bots are sent it in ``start``.
+    """
+    return f"{tournament}#{game}"
+
+
+def read_header(path: Path) -> Header:
+    """The header (first line) of a replay file; ReplayError if there is none."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1 << 20)
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        record = _record_decoder.decode(first)
+    except msgspec.DecodeError:
+        record = None
+    if not isinstance(record, Header):
+        raise ReplayError(f"{path}: does not start with a header line; is it a famiglia replay?")
+    return record
+
+
+def replay_mismatch(path: Path, tournament: str, game: int) -> str | None:
+    """Why the replay at ``path`` is not game ``game`` of tournament ``tournament``; None if it is.
+
+    The one check every report makes before it links a replay to a game: a
+    replay folder shared by several tournaments, a file copied over another or
+    a replay written before replays named their tournament all fail it.
+    """
+    try:
+        header = read_header(path)
+    except ReplayError as exc:
+        return str(exc)
+    expected = tournament_match_id(tournament, game)
+    if header.match == expected:
+        return None
+    return f"{path} is match {header.match!r}, not this game ({expected!r}); not linked"
 
 
 def read_replay(path: Path) -> list[ReplayRecord]:

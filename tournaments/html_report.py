@@ -153,7 +153,7 @@ def _games(games: Sequence[GameRow], page_path: Path | None) -> list[str]:
         seats = ", ".join(f"{name} ({rank})" for name, rank in zip(game.seats, game.ranks, strict=True))
         terms = ", ".join(f"{n}: {t}" for n, t in zip(game.seats, game.terminations, strict=True) if t) or "-"
         text = [str(game.game), str(game.seed), game.ended_by, seats, terms, f"{game.seconds:.2f}"]
-        cells.append([*(escape(c) for c in text), _link(_replay_href(game.replay, page_path))])
+        cells.append([*(escape(c) for c in text), _link(_replay_href(game.replay, page_path), game.replay_note)])
     headers = ["game", "seed", "ended by", "seats (rank)", "terminations", "seconds", "replay"]
     return [*out, _raw_table(headers, cells, numeric={0, 1, 5})]
 
@@ -167,9 +167,9 @@ def _replay_href(replay: str | None, page_path: Path | None) -> str | None:
     return Path(os.path.relpath(replay, page_path.parent)).as_posix()
 
 
-def _link(href: str | None) -> str:
+def _link(href: str | None, note: str = "") -> str:
     if href is None:
-        return "-"
+        return f'<span class="muted">not linked: {escape(note)}</span>' if note else "-"
     return f'<a href="{escape(href, quote=True)}">replay</a>'
 
 

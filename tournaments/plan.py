@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 
 import msgspec
 
@@ -22,18 +23,24 @@ from tournaments.schedule import (
 __all__ = ["build_schedule", "head_to_head_pairs"]
 
 
-def build_schedule(config: TournamentConfig) -> list[ScheduledGame]:
+def build_schedule(config: TournamentConfig, deal_key: bytes | None = None) -> list[ScheduledGame]:
     """Every game of the tournament, numbered in play order.
+
+    Deal seeds are keyed with ``deal_key`` (the store's, ``Store.deal_key``), so
+    they cannot be computed from the tournament file; which tables meet follows
+    from the file's seed alone. None draws a fresh random key (deals nobody can
+    repeat); ``b""`` is the public derivation of stores made before deal keys.
 
     Each table is played once per row of a Williams design on one deal seed, so
     seats and deal luck balance out. With several table sizes, each size gets its
     own block of tables and seeds. ValueError when the requested counts cannot
     be balanced (its message names the nearest counts that can).
     """
+    key = secrets.token_bytes(32) if deal_key is None else deal_key
     n = len(config.entrants)
     games: list[ScheduledGame] = []
     if config.format == "head-to-head":
-        for pair in head_to_head_pairs(config):
+        for pair in head_to_head_pairs(config, key):
             for seating in (pair.seating_a, pair.seating_b):
                 games.append(
                     ScheduledGame(index=len(games), table=pair.deal, row=pair.row, seed=pair.seed, seating=seating)
@@ -41,6 +48,7 @@ def build_schedule(config: TournamentConfig) -> list[ScheduledGame]:
         return games
     for block, k in enumerate(config.table_sizes):
         rows = len(williams_design(k))
+        # Public: it picks and orders the tables, not the deals.
         block_seed = deal_seed(config.seed, 1_000_000 + block)
         if config.format == "gauntlet":
             assert config.hero is not None
@@ -52,16 +60,16 @@ def build_schedule(config: TournamentConfig) -> list[ScheduledGame]:
             tables = round_robin_tables(n, k, count, block_seed)
         else:
             tables = round_robin_tables(n, k, None, block_seed) * config.repetitions
-        for game in expand(tables, None, block_seed):
+        for game in expand(tables, None, block_seed, key):
             games.append(msgspec.structs.replace(game, index=len(games), table=game.table + 10_000 * block))
     return games
 
 
-def head_to_head_pairs(config: TournamentConfig) -> list[HeadToHeadPair]:
-    """The duplicate pairs of a head-to-head test, up to the game budget."""
+def head_to_head_pairs(config: TournamentConfig, deal_key: bytes) -> list[HeadToHeadPair]:
+    """The duplicate pairs of a head-to-head test, up to the game budget; deals keyed with ``deal_key``."""
     names = [e.name for e in config.entrants]
     assert config.a is not None and config.b is not None
     k = config.table_sizes[0]
     rows = len(williams_design(k))
     deals = max(1, config.max_games // (2 * rows))
-    return head_to_head(len(names), k, names.index(config.a), names.index(config.b), deals, config.seed)
+    return head_to_head(len(names), k, names.index(config.a), names.index(config.b), deals, config.seed, deal_key)

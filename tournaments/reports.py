@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 
+from referee.replay import replay_mismatch
 from tournaments.ratings import (
     LosMatrix,
     RatedGame,
@@ -63,6 +66,9 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
     scores: list[int]
     terminations: list[str]
     replay: str | None
+    """The game's replay, only when its header says it is this game of this tournament."""
+    replay_note: str = ""
+    """Why a recorded replay is not linked (it is another game's, or unreadable)."""
 
 
 def rated_games(finished: list[FinishedGame]) -> list[RatedGame]:
@@ -154,7 +160,11 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
     if entrant is not None and entrant not in names:
         raise ValueError(f"no entrant called {entrant!r}; entrants are {', '.join(names)}")
     rows = []
+    tournament = store.tournament_id()
     for played in store.finished():
+        replay, note = played.replay, ""
+        if replay is not None and (problem := replay_mismatch(Path(replay), tournament, played.game)) is not None:
+            replay, note = None, problem
         seat_names = [names[s.entrant] for s in played.seats]
         kinds = [s.termination or "" for s in played.seats]
         if entrant is not None and entrant not in seat_names:
@@ -165,7 +175,7 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
             GameRow(
                 game=played.game, seed=played.seed, seconds=played.seconds, ended_by=played.ended_by,
                 seats=seat_names, ranks=[s.rank for s in played.seats], scores=[s.score for s in played.seats],
-                terminations=kinds, replay=played.replay,
+                terminations=kinds, replay=replay, replay_note=note,
             )
         )
     return rows

@@ -23,7 +23,9 @@ from referee.bots import BotSpec
 from referee.errors import BotCrashed
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
 from referee.play import DeadBot, play_match, prepare_bots, save_stderr
+from referee.private import make_private_dirs
 from referee.process import signal_name
+from referee.replay import tournament_match_id
 from referee.settings import RefereeSettings
 from tournaments.config import TournamentConfig
 from tournaments.pool import WarmPool, open_pool
@@ -37,6 +39,9 @@ __all__ = [
     "WorkerSetup",
     "default_workers",
     "play_scheduled",
+    "prepare_replays",
+    "replay_path",
+    "replays_folder",
     "run_pending",
 ]
 
@@ -55,6 +60,8 @@ class WorkerSetup(msgspec.Struct, tag="setup", tag_field="type", kw_only=True):
     bots: list[BotSpec]
     settings: RefereeSettings
     concurrency: int
+    tournament: str
+    """The tournament's id (``Store.tournament_id``): it names the replays."""
 
 
 class Job(msgspec.Struct, tag="job", tag_field="type", kw_only=True):
@@ -89,10 +96,38 @@ def settings_for(config: TournamentConfig) -> RefereeSettings:
     )
 
 
-def replay_path(config: TournamentConfig, game: ScheduledGame) -> Path | None:
+def replays_folder(config: TournamentConfig, tournament: str) -> Path | None:
+    """Where a tournament's replays go: a folder of its own inside the file's ``replays`` folder.
+
+    Named by the tournament id, which is unique per store, so tournaments
+    that share a ``replays`` folder never write each other's files.
+    """
     if config.replays is None:
         return None
-    return Path(config.replays) / f"game-{game.index:06d}.jsonl"
+    return Path(config.replays) / tournament
+
+
+def replay_path(config: TournamentConfig, tournament: str, game: ScheduledGame) -> Path | None:
+    folder = replays_folder(config, tournament)
+    return None if folder is None else folder / f"game-{game.index:06d}.jsonl"
+
+
+def prepare_replays(config: TournamentConfig, tournament: str, pending: list[ScheduledGame]) -> None:
+    """Make the tournament's replay folder (0700) and clear what a stopped run left of pending games.
+
+    A pending game has no result, so any file of it in this tournament's own
+    folder is from an attempt that did not finish: the game is played again
+    and writes it anew. Nothing of another tournament is touched.
+    """
+    folder = replays_folder(config, tournament)
+    if folder is None:
+        return
+    make_private_dirs(folder)
+    for game in pending:
+        path = replay_path(config, tournament, game)
+        assert path is not None
+        for leftover in (path, path.with_name(path.name + ".partial"), *folder.glob(f"{path.name}.seat*.stderr")):
+            leftover.unlink(missing_ok=True)
 
 
 async def play_scheduled(
@@ -101,17 +136,22 @@ async def play_scheduled(
     settings: RefereeSettings,
     game: ScheduledGame,
     pool: WarmPool | None = None,
+    *,
+    tournament: str,
 ) -> MatchRecord:
     """Play one scheduled game: the entrants of its seating, its deal seed.
+
+    ``tournament`` is the tournament's id: the match id and the replay's name
+    say which game of which tournament this is.
 
     With a pool, the seats' processes are warm ones reused across games;
     without, each game starts and stops its own.
     """
     spec = MatchSpec(
-        game=config.game, seed=game.seed, variants=config.variants, match=f"{config.name}#{game.index}"
+        game=config.game, seed=game.seed, variants=config.variants, match=tournament_match_id(tournament, game.index)
     )
     seat_bots = [bots[e] for e in game.seating]
-    replay = replay_path(config, game)
+    replay = replay_path(config, tournament, game)
     if pool is None:
         return await play_match(spec, seat_bots, settings, replay_path=replay)
     channels: list[BotChannel] = [DeadBot("", BotCrashed("not started"))] * len(seat_bots)
@@ -162,8 +202,8 @@ async def run_pending(
         return 0
     bots = prepare_bots([entrant.bot for entrant in config.entrants])
     settings = settings_for(config)
-    if config.replays is not None:
-        Path(config.replays).mkdir(parents=True, exist_ok=True)
+    tournament = store.tournament_id()
+    prepare_replays(config, tournament, pending)
     write_lock = trio.Lock()
     played = 0
 
@@ -188,10 +228,12 @@ async def run_pending(
         if workers <= 1:
             warm = pool if config.reuse_processes else None
             for _ in range(concurrency):
-                nursery.start_soon(_play_from, jobs_out.clone(), config, bots, settings, warm, finished)
+                nursery.start_soon(_play_from, jobs_out.clone(), config, bots, settings, warm, tournament, finished)
         else:
             per_worker = max(1, math.ceil(concurrency / workers))
-            setup = WorkerSetup(config=config, bots=bots, settings=settings, concurrency=per_worker)
+            setup = WorkerSetup(
+                config=config, bots=bots, settings=settings, concurrency=per_worker, tournament=tournament
+            )
             for _ in range(workers):
                 nursery.start_soon(_drive_worker, jobs_out.clone(), setup, finished)
         await jobs_out.aclose()
@@ -204,11 +246,12 @@ async def _play_from(
     bots: list[BotSpec],
     settings: RefereeSettings,
     pool: WarmPool | None,
+    tournament: str,
     finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
 ) -> None:
     async with jobs:
         async for game in jobs:
-            record = await play_scheduled(config, bots, settings, game, pool)
+            record = await play_scheduled(config, bots, settings, game, pool, tournament=tournament)
             await finished(game, record)
 
 

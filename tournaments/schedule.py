@@ -90,11 +90,19 @@ def williams_design(k: int) -> list[list[int]]:
 # --------------------------------------------------------------------------- seeds
 
 
-def deal_seed(base_seed: int, table: int) -> int:
-    """Deal seed of one table: a stable 63-bit hash of (base seed, table index)."""
+def deal_seed(base_seed: int, table: int, key: bytes = b"") -> int:
+    """Deal seed of one table: a stable 63-bit hash of (base seed, table index), keyed by ``key``.
+
+    Deal seeds are keyed with the store's secret deal key (tournaments.store):
+    anyone may read the tournament file and its seed, but without the key the
+    deals cannot be computed. The same key and seed give the same deals, which
+    is how a host repeats them on purpose. An empty key is the public hash: for
+    things that may be public (which tables meet in which order) and for stores
+    made before deal keys existed.
+    """
     # A hash instead of base_seed + table so neighbouring tournaments (seed 1 and 2)
     # do not share deals; 63 bits so it fits a signed SQLite INTEGER.
-    digest = hashlib.blake2b(f"famiglia-deal:{base_seed}:{table}".encode(), digest_size=8).digest()
+    digest = hashlib.blake2b(f"famiglia-deal:{base_seed}:{table}".encode(), digest_size=8, key=key).digest()
     return int.from_bytes(digest, "big") >> 1
 
 
@@ -389,8 +397,11 @@ def expand(
     tables: Sequence[Sequence[int]],
     rows: Sequence[Sequence[int]] | None = None,
     base_seed: int = 0,
+    key: bytes = b"",
 ) -> list[ScheduledGame]:
     """Every table once per design row, all rows of a table on the table's deal seed.
+
+    Deal seeds are ``deal_seed(base_seed, table, key)``: pass the store's deal key.
 
     rows=None uses williams_design(len(table)) for each table (tables may differ in
     size). Games come table by table, so each finished block is a complete duplicate
@@ -410,7 +421,7 @@ def expand(
             if rows is not None:
                 raise ValueError(f"table {t} has {k} seats but the seat design is for {len(rows[0])}")
             design = designs[k] = williams_design(k)
-        seed = deal_seed(base_seed, t)
+        seed = deal_seed(base_seed, t, key)
         for r, row in enumerate(design):
             if sorted(row) != list(range(k)):
                 raise ValueError(f"seat design row {r} is not an order of 0..{k - 1}: {list(row)}")
@@ -422,8 +433,10 @@ def expand(
     return games
 
 
-def head_to_head(n: int, k: int, a: int, b: int, deals: int, seed: int = 0) -> list[HeadToHeadPair]:
+def head_to_head(n: int, k: int, a: int, b: int, deals: int, seed: int = 0, key: bytes = b"") -> list[HeadToHeadPair]:
     """Duplicate pairs for testing A against B: same deal, seat and opponents for both.
+
+    Opponents follow from ``seed`` alone; deal seeds are keyed with ``key`` (see deal_seed).
 
     Each deal draws k-1 opponents from the other n-2 entrants (used as evenly as
     possible) and is played once per Williams row, so A and B visit every seat. A pair
@@ -453,7 +466,7 @@ def head_to_head(n: int, k: int, a: int, b: int, deals: int, seed: int = 0) -> l
         # Member 0 is the entrant under test, so row.index(0) is its seat.
         members_a = (a, *(field[i] for i in opponents))
         members_b = (b, *members_a[1:])
-        deal = deal_seed(seed, d)
+        deal = deal_seed(seed, d, key)
         for r, row in enumerate(design):
             pairs.append(
                 HeadToHeadPair(

@@ -6,11 +6,22 @@ A finished game is written in one transaction, so a run killed at any moment
 (SIGKILL included) leaves every game either wholly recorded or not at all; the
 next run plays exactly the games without a row. With WAL and
 ``synchronous=NORMAL`` a committed game survives the process being killed.
+
+Each store also holds its identity: a random token that makes its tournament
+id unique (replays name it) and a secret deal key (32 random bytes) that every
+deal seed is keyed with (``tournaments.schedule.deal_seed``). Both are made
+with the store. The file and SQLite's -wal and -shm files beside it are the
+host's alone (0600): the store holds every deal seed before its game is played.
+A store made before deal keys existed has none (NULL): it resumes with the deal
+seeds it already holds, which follow from its tournament file's seed.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
+import re
+import secrets
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +29,7 @@ from pathlib import Path
 import msgspec
 
 from referee.match import MatchRecord
+from referee.private import create_private, make_private_dirs, tighten
 from tournaments.config import TournamentConfig
 from tournaments.schedule import ScheduledGame
 
@@ -71,6 +83,11 @@ CREATE TABLE IF NOT EXISTS seat (
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS seat_entrant ON seat(entrant);
+CREATE TABLE IF NOT EXISTS identity (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    token TEXT NOT NULL,
+    deal_key BLOB
+);
 """
 
 
@@ -109,7 +126,13 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
+            try:
+                # Made 0600 before SQLite opens it; SQLite gives its -wal and
+                # -shm files the database's permissions.
+                os.close(create_private(path))
+            except FileExistsError:
+                pass
             # check_same_thread=False: writes happen in a worker thread (to keep the
             # referee's Trio loop free) while reads happen on the main thread; the
             # caller serialises access.
@@ -119,6 +142,10 @@ class Store:
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA busy_timeout=5000")
             self.db.executescript(_SCHEMA)
+            self._make_identity()
+            # A store an older famiglia made readable by all becomes the host's alone.
+            for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                tighten(name)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: cannot use as a results database: {exc}") from None
         except OSError as exc:
@@ -126,6 +153,46 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    # --- identity and the deal key -----------------------------------------
+
+    def _make_identity(self) -> None:
+        """A token and a deal key for a new store; a token alone for one made before deal keys."""
+        if self.db.execute("SELECT 1 FROM identity").fetchone() is not None:
+            return
+        older = self.db.execute("SELECT 1 FROM tournament").fetchone() is not None
+        key = None if older else secrets.token_bytes(32)
+        with self._transaction():
+            self.db.execute("INSERT OR IGNORE INTO identity VALUES (1, ?, ?)", (secrets.token_hex(6), key))
+
+    def deal_key(self) -> bytes | None:
+        """The secret every deal seed of this store is keyed with; None for a store made before deal keys."""
+        row = self.db.execute("SELECT deal_key FROM identity").fetchone()
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    def use_deal_key(self, key: bytes, source: str) -> None:
+        """Deal with ``key`` (another store's, read from ``source``), to repeat that store's deals.
+
+        Only before a tournament is stored: a schedule already made keeps its deals.
+        """
+        if self.deal_key() == key:
+            return
+        if self.tournament() is not None:
+            raise StoreError(
+                f"{self.path} already holds a tournament dealt with its own key; "
+                f"to repeat the deals of {source}, start a new --db"
+            )
+        with self._transaction():
+            self.db.execute("UPDATE identity SET deal_key = ?", (key,))
+
+    def tournament_id(self) -> str:
+        """An id of this store's tournament, unique per store: its name and the store's random token."""
+        stored = self.tournament()
+        if stored is None:
+            raise StoreError(f"{self.path}: holds no tournament yet")
+        token = self.db.execute("SELECT token FROM identity").fetchone()[0]
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", stored[0]).strip("-.")[:40] or "tournament"
+        return f"{slug}-{token}"
 
     # --- the tournament ----------------------------------------------------
 

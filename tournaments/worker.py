@@ -34,7 +34,9 @@ async def serve() -> None:
         warm = pool if setup.config.reuse_processes else None
 
         async def play(job: Job) -> None:
-            record = await play_scheduled(setup.config, setup.bots, setup.settings, job.game, warm)
+            record = await play_scheduled(
+                setup.config, setup.bots, setup.settings, job.game, warm, tournament=setup.tournament
+            )
             async with write_lock:
                 await stdout.send_all(_encoder.encode(GameDone(game=job.game, record=record)) + b"\n")
 

@@ -176,7 +176,7 @@ async def test_a_sicilianos_tournament_with_mixed_table_sizes_runs_unchanged(tmp
     assert played == len(schedule)
     sizes = sorted({len(game.seats) for game in store.finished()})
     assert sizes == [3, 4]
-    assert len(list((tmp_path / "r").glob("game-*.jsonl"))) == len(schedule)
+    assert len(list((tmp_path / "r" / store.tournament_id()).glob("game-*.jsonl"))) == len(schedule)
 
 
 async def test_a_head_to_head_stops_at_its_budget_or_verdict_and_reports_it(tmp_path: Path) -> None:

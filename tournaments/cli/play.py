@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random
+import secrets
 from functools import partial
 from pathlib import Path
 from typing import Annotated
@@ -64,7 +64,9 @@ def print_record(record: MatchRecord) -> None:
 def play(
     game: Annotated[str, typer.Argument(help="vendetta or sicilianos")],
     bots: Annotated[list[str], typer.Argument(help="a folder with bot.toml, or a command line in quotes; seat order")],
-    seed: Annotated[int | None, typer.Option(help="the deal seed (random if not given; printed)")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="the deal seed (random if not given; printed after the match; bots never see it)")
+    ] = None,
     replay: Annotated[Path | None, typer.Option(help="write the replay here (JSON lines)")] = None,
     variant: Annotated[list[str], typer.Option(help="a rules variant KEY=VALUE; repeat for several")] = [],  # noqa: B006
     move_ms: Annotated[int, typer.Option(help="time per decision, ms")] = TimeControl().move_ms,
@@ -91,7 +93,8 @@ def play(
         level = require_level(sandbox)
         specs = prepare_bots([load_bot(text) for text in bots])
     if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
+        # 63 bits: too many for a bot to try every seed against the cards it sees.
+        seed = secrets.randbits(63)
     settings = RefereeSettings(
         time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         illegal_action="forfeit" if illegal == "forfeit" else "pass",
@@ -99,7 +102,8 @@ def play(
         margin_ms=margin_ms,
         game_wall_s=game_wall_ms / 1000,
     )
-    spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{seed}")
+    # The match id goes to the bots: random, never the seed, which would give them every future draw.
+    spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{secrets.token_hex(4)}")
     stopped = "interrupted: the match was stopped before its end; no result" + (
         f" (the replay so far is {replay}.partial)" if replay is not None else ""
     )

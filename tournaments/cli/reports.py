@@ -5,14 +5,15 @@ from __future__ import annotations
 import csv
 import datetime
 import io
-import os
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import typer
+from rich.markup import escape
 from rich.table import Table
 
+from referee.private import write_private
 from tournaments.cli.common import console, fail, user_errors
 from tournaments.html_report import render_report
 from tournaments.reports import Standings, crosstable, game_rows, standings
@@ -128,12 +129,13 @@ def games_command(
         console.print_json(msgspec.json.encode(rows).decode())
         return
     table = Table(title=f"{len(rows)} games", title_justify="left")
-    for column in ("game", "seed", "ended by", "seats (rank)", "terminations", "s"):
+    for column in ("game", "seed", "ended by", "seats (rank)", "terminations", "s", "replay"):
         table.add_column(column)
     for row in rows:
         seats = ", ".join(f"{n} ({r})" for n, r in zip(row.seats, row.ranks, strict=True))
         terms = ", ".join(f"{n}: {t}" for n, t in zip(row.seats, row.terminations, strict=True) if t) or "-"
-        table.add_row(str(row.game), str(row.seed), row.ended_by, seats, terms, f"{row.seconds:.2f}")
+        replay = row.replay or (f"not linked: {row.replay_note}" if row.replay_note else "-")
+        table.add_row(str(row.game), str(row.seed), row.ended_by, seats, terms, f"{row.seconds:.2f}", escape(replay))
     console.print(table)
 
 
@@ -153,10 +155,6 @@ def report_command(
         when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         text = render_report(report, table, games, generated=when, page_path=page.resolve())
         # Written beside and renamed into place: a reader never sees half a page.
-        partial = page.with_name(page.name + ".partial")
-        try:
-            partial.write_text(text, encoding="utf-8")
-            os.replace(partial, page)
-        finally:
-            partial.unlink(missing_ok=True)
+        # Readable by the host only, and a reader never sees half a page.
+        write_private(page, text.encode("utf-8"))
     console.print(f"report: {page}", highlight=False)

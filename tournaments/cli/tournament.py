@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from referee.match import MatchRecord
+from referee.private import make_private_dirs
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
@@ -94,12 +95,52 @@ def worker_failure(exc: BaseException) -> WorkerFailed | None:
     return None
 
 
-def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | None, workers: int | None) -> Store:
-    """Create or resume the tournament in ``db`` and play what is left, with a live display."""
+def deal_key_of(db: Path) -> bytes:
+    """The deal key of another results file, to repeat its deals; ValueError if it has none."""
+    if not db.is_file():
+        raise ValueError(f"--deals-from {db}: no such results file")
+    other = Store(db)
+    try:
+        key = other.deal_key()
+    finally:
+        other.close()
+    if key is None:
+        raise ValueError(
+            f"--deals-from {db}: that store was made before famiglia kept deal keys; its deals cannot be repeated this way"
+        )
+    return key
+
+
+def run_tournament(
+    config: TournamentConfig,
+    db: Path,
+    *,
+    concurrency: int | None,
+    workers: int | None,
+    deals_from: Path | None = None,
+) -> Store:
+    """Create or resume the tournament in ``db`` and play what is left, with a live display.
+
+    ``deals_from``: another results file whose deal key this tournament uses,
+    so the same tournament seed deals the same games as there.
+    """
     with user_errors():
         store = Store(db)
-        schedule = build_schedule(config)
+        if deals_from is not None:
+            store.use_deal_key(deal_key_of(deals_from), str(deals_from))
+        key = store.deal_key()
+        # A store made before deal keys resumes with the seeds it holds (the
+        # public derivation, b""), which the schedule rebuilt here reproduces.
+        schedule = build_schedule(config, b"" if key is None else key)
         fresh = store.begin(config, schedule)
+    if key is None:
+        err_console.print(
+            f"note: {db} was made before famiglia kept deal keys: its deals follow from the tournament "
+            "file's seed, which bots that can read that file could compute; use a new --db for secret deals",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     done, total = store.counts()
     workers = workers if workers is not None else (config.workers or default_workers())
     concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
@@ -159,6 +200,10 @@ def run(
     db: Annotated[Path | None, typer.Option(help="results database (default: FILE with .sqlite)")] = None,
     concurrency: Annotated[int | None, typer.Option(help="games at once in all (default: the file's)")] = None,
     workers: Annotated[int | None, typer.Option(help="referee processes (default: one per core)")] = None,
+    deals_from: Annotated[
+        Path | None,
+        typer.Option(help="another results file whose deals to repeat (same seed, same deals); new --db only"),
+    ] = None,
 ) -> None:
     """Play a tournament (or resume it) and print the standings."""
     if concurrency is not None and concurrency < 1:
@@ -171,7 +216,9 @@ def run(
         for problem in exc.problems:
             err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
-    store = run_tournament(config, db or file.with_suffix(".sqlite"), concurrency=concurrency, workers=workers)
+    store = run_tournament(
+        config, db or file.with_suffix(".sqlite"), concurrency=concurrency, workers=workers, deals_from=deals_from
+    )
     print_standings(standings(store))
 
 
@@ -209,7 +256,8 @@ def demo(
     if missing:
         err_console.print(f"note: {' and '.join(missing)} not found; the demo runs without those sample bots")
     folder = folder.resolve()
-    folder.mkdir(parents=True, exist_ok=True)
+    with user_errors():
+        make_private_dirs(folder)
     db = folder / "demo.sqlite"
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         stale.unlink(missing_ok=True)
