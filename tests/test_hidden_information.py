@@ -71,10 +71,25 @@ def test_a_bot_learns_no_seed_from_start_environment_proc_or_tmp_in_famiglia_pla
     seed = 7_654_321_987_654_321
     replay = tmp_path / "r.jsonl"
     ran = subprocess.run(
-        [str(FAMIGLIA), "play", "sicilianos", str(SPY), str(PASSER), str(PASSER), "--seed", str(seed),
-         "--replay", str(replay), "--json"],  # fmt: skip
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False,
-    )  # fmt: skip
+        [
+            str(FAMIGLIA),
+            "play",
+            "sicilianos",
+            str(SPY),
+            str(PASSER),
+            str(PASSER),
+            "--seed",
+            str(seed),
+            "--replay",
+            str(replay),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["sandbox"].startswith("standard")
     candidates, findings = spy_report(replay, 0)
@@ -104,18 +119,31 @@ def test_a_bot_under_another_uid_reads_no_store_replay_or_stderr_and_derives_no_
     replays and stderr files cannot be read."""
     store_path = open_folder / "t.sqlite"
     probes = [open_folder / "t.toml", store_path, Path(f"{store_path}-wal"), open_folder / "replays"]
-    spy = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
-           "/usr/bin/python3", str(SPY / "bot.py"), *map(str, probes)]  # fmt: skip
+    spy = [
+        "setpriv",
+        "--reuid",
+        str(NOBODY),
+        "--regid",
+        str(NOBODY),
+        "--clear-groups",
+        "/usr/bin/python3",
+        str(SPY / "bot.py"),
+        *map(str, probes),
+    ]
     entrants = [("spy", " ".join(spy)), ("p1", str(PASSER)), ("p2", str(PASSER))]
     (open_folder / "t.toml").write_text(
         '[tournament]\nname = "open"\ngame = "vendetta"\ntable_size = 3\nrepetitions = 1\nseed = 4242\n'
         'replays = "replays"\nconcurrency = 1\nworkers = 1\nsandbox = "none"\n'
         + "".join(f'[[entrant]]\nname = "{n}"\nbot = "{b}"\n' for n, b in entrants)
-    )  # fmt: skip
+    )
     ran = subprocess.run(
         [str(FAMIGLIA), "tournament", "run", str(open_folder / "t.toml")],
-        capture_output=True, text=True, timeout=300, cwd=open_folder, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=open_folder,
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     store = Store(store_path)
     seeds = {game.seed for game in store.schedule()}
