@@ -83,6 +83,10 @@ CREATE TABLE IF NOT EXISTS seat (
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS seat_entrant ON seat(entrant);
+"""
+
+# Apart from the rest: a store made before it, opened read-only, still reads.
+_IDENTITY_SCHEMA = """
 CREATE TABLE IF NOT EXISTS identity (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     token TEXT NOT NULL,
@@ -158,17 +162,30 @@ class Store:
 
     def _make_identity(self) -> None:
         """A token and a deal key for a new store; a token alone for one made before deal keys."""
-        if self.db.execute("SELECT 1 FROM identity").fetchone() is not None:
-            return
         older = self.db.execute("SELECT 1 FROM tournament").fetchone() is not None
-        key = None if older else secrets.token_bytes(32)
-        with self._transaction():
-            self.db.execute("INSERT OR IGNORE INTO identity VALUES (1, ?, ?)", (secrets.token_hex(6), key))
+        try:
+            self.db.executescript(_IDENTITY_SCHEMA)
+            if self.db.execute("SELECT 1 FROM identity").fetchone() is not None:
+                return
+            key = None if older else secrets.token_bytes(32)
+            with self._transaction():
+                self.db.execute("INSERT OR IGNORE INTO identity VALUES (1, ?, ?)", (secrets.token_hex(6), key))
+        except sqlite3.OperationalError:
+            if not older:
+                raise
+            # An older store that cannot be written (read-only): it is only read.
 
     def deal_key(self) -> bytes | None:
         """The secret every deal seed of this store is keyed with; None for a store made before deal keys."""
-        row = self.db.execute("SELECT deal_key FROM identity").fetchone()
-        return None if row is None or row[0] is None else bytes(row[0])
+        row = self._identity()
+        return None if row is None or row[1] is None else bytes(row[1])
+
+    def _identity(self) -> tuple[str, bytes | None] | None:
+        try:
+            row = self.db.execute("SELECT token, deal_key FROM identity").fetchone()
+        except sqlite3.OperationalError:  # a read-only store made before identities
+            return None
+        return None if row is None else (row[0], row[1])
 
     def use_deal_key(self, key: bytes, source: str) -> None:
         """Deal with ``key`` (another store's, read from ``source``), to repeat that store's deals.
@@ -190,9 +207,9 @@ class Store:
         stored = self.tournament()
         if stored is None:
             raise StoreError(f"{self.path}: holds no tournament yet")
-        token = self.db.execute("SELECT token FROM identity").fetchone()[0]
+        identity = self._identity()
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", stored[0]).strip("-.")[:40] or "tournament"
-        return f"{slug}-{token}"
+        return slug if identity is None else f"{slug}-{identity[0]}"
 
     # --- the tournament ----------------------------------------------------
 
