@@ -161,6 +161,8 @@ class ReplayWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.partial = path.with_name(path.name + ".partial")
+        if path.exists() and not path.is_file():
+            raise ReplayWriteFailed(f"replay {path}: exists and is not a regular file; choose another path")
         if path.exists() or path.is_symlink():
             raise ReplayWriteFailed(f"replay {path} already exists; choose another path or remove it")
         try:
