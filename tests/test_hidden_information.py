@@ -66,8 +66,9 @@ def rebuilds_the_deal(replay: Path, candidates: set[int]) -> list[int]:
 
 
 def test_a_bot_learns_no_seed_from_start_environment_proc_or_tmp_in_famiglia_play(tmp_path: Path) -> None:
-    """The referee's own command line carries the seed (--seed): the spy reads /proc, its start
-    message, its environment and /tmp at the default level, and nothing rebuilds the deal."""
+    """The referee's own command line carries the seed (--seed): the spy reads /proc, every integer
+    of every message it gets (start, requests), its environment and /tmp at the default level,
+    and nothing rebuilds the deal."""
     seed = 7_654_321_987_654_321
     replay = tmp_path / "r.jsonl"
     ran = subprocess.run(

@@ -2,7 +2,7 @@
 
 Arguments: files and folders of the host to try (a tournament file, a store,
 replays, other seats' stderr files). It collects every integer it can see
-(the start message, the environment, /proc, /tmp, whatever it could read)
+(every message, the environment, /proc, /tmp, whatever it could read)
 and, from a readable tournament file, the deal seeds that file's seed gave
 before deal keys existed. It sends them back as ``log`` lines starting with
 ``spy `` (JSON), so the test, which knows the real seed, can judge. It plays
@@ -116,11 +116,16 @@ def send(message):
     sys.stdout.flush()
 
 
-def report():
-    """Findings first, then the candidates 100 to a line (a log line is cut at 4096 characters)."""
-    summary = dict(findings, proc=findings["proc"][:20], tmp=findings["tmp"][:20], proc_count=len(findings["proc"]))
-    send({"type": "log", "message": "spy " + json.dumps({"findings": summary})[:4000]})
-    numbers = sorted(candidates)
+sent = set()
+
+
+def report(with_findings):
+    """Findings, then the candidates not sent yet, 100 to a line (a log line is cut at 4096 characters)."""
+    if with_findings:
+        summary = dict(findings, proc=findings["proc"][:20], tmp=findings["tmp"][:20], proc_count=len(findings["proc"]))
+        send({"type": "log", "message": "spy " + json.dumps({"findings": summary})[:4000]})
+    numbers = sorted(candidates - sent)
+    sent.update(numbers)
     for start in range(0, len(numbers), 100):
         send({"type": "log", "message": "spy " + json.dumps({"candidates": numbers[start : start + 100]})})
 
@@ -134,9 +139,10 @@ for line in sys.stdin:
         reported = False  # a warm process plays several games: report in each
         send({"type": "ready", "name": "seed_spy"})
     elif message["type"] == "request":
+        collect(message)  # every integer of every request too: the view, events, options, clocks
         if not reported:
             snoop()
-            report()
-            reported = True
+        report(not reported)
+        reported = True
         action = (message.get("options") or [{"type": "place", "placements": []}])[0]
         send({"type": "action", "id": message["id"], "action": action})
