@@ -52,6 +52,9 @@ def test_tournaments_sharing_a_replays_folder_keep_their_own_replays(tmp_path: P
             header = read_header(Path(str(game["replay"])))
             assert header.match == tournament_match_id(tournament, int(str(game["game"])))
     assert Store(tmp_path / "a.sqlite").tournament_id() != Store(tmp_path / "b.sqlite").tournament_id()
+    verified = CliRunner().invoke(app, ["replay", "verify", str(a_games[0]["replay"])])
+    expected = tournament_match_id(Store(tmp_path / "a.sqlite").tournament_id(), int(str(a_games[0]["game"])))
+    assert verified.exit_code == 0 and f"ok, match {expected}," in verified.output
 
 
 def test_reports_refuse_a_replay_that_is_another_tournaments_game(tmp_path: Path) -> None:

@@ -36,7 +36,15 @@ def verify(file: Annotated[Path, typer.Argument(help="a replay file written by f
         result = verify_replay(records)
     except ReplayMismatch as exc:
         fail(f"{file}: {exc}", code=1)
-    console.print(f"{file}: ok, ranks {result.ranks}, ended by {result.ended_by}", highlight=False)
+    header = records[0]
+    assert isinstance(header, Header)
+    # The match id names the game (in a tournament: TOURNAMENT#GAME), so a replay
+    # that is some other game than the one expected is visible here too.
+    console.print(
+        f"{file}: ok, match {header.match}, ranks {result.ranks}, ended by {result.ended_by}",
+        highlight=False,
+        markup=False,
+    )
 
 
 def describe(value: Any) -> str:
