@@ -1,4 +1,4 @@
-"""How money moves in a gang war (G8, G9, E3), as docs/sicilianos.md states it in numbers.
+"""The examples docs/sicilianos.md gives in numbers: how money moves in a gang war (G8, G9, E3), ties (G7).
 
 Random games are played to the end; for every war the seats' clean and dirty
 money before the war's first card and after its result are compared with the
@@ -73,3 +73,21 @@ def test_g8_g9_money_moves_as_the_docs_say_and_a_lost_stake_raises_the_score() -
                 assert gain == stake
                 lost += 1
     assert lone > 20 and lost > 20 and allied > 0, (lone, allied, lost)
+
+
+def test_g7_every_tie_cancels_so_the_docs_example_10_10_6_6_3_is_won_by_the_3() -> None:
+    from referee.games.sicilianos.war import winning_seat
+
+    assert winning_seat({0: 10, 1: 10, 2: 6, 3: 6, 4: 3}) == 4
+
+
+def test_h2_a_game_with_one_seat_left_ends_at_once_with_that_seat_the_winner() -> None:
+    rules = get_rules("sicilianos")
+    state = rules.new_game(4, rules.config({}), SeededChance(5))
+    state.forfeit(1)
+    state.forfeit(3)
+    assert not state.is_over()
+    state.forfeit(0)
+    outcome = state.outcome()
+    assert outcome.ended_by == "forfeits" and outcome.winners == [2]
+    assert outcome.ranks == [2, 4, 1, 3]  # forfeited 1, 3, then 0: the later forfeit ranks higher
