@@ -5,12 +5,17 @@ action or event; a test fails while the committed file is out of date.
 
 The schema has one entry point per game and direction in ``$defs``:
 ``<Game>RefereeMessage`` (what a bot reads) and ``<Game>BotMessage`` (what it
-writes), e.g. ``VendettaRefereeMessage``.
+writes), e.g. ``VendettaRefereeMessage``. Every other definition has a name a
+bot author can read: msgspec names a generic message after its type parameters
+(``Action_referee.games.sicilianos.messages.Draw___...``) and a type whose name
+two games share after its module path; both become ``<Game><Type>``
+(``SicilianosAction``, ``VendettaRevealed``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +34,43 @@ def entry_point(game: str, direction: str) -> str:
     return f"{game.capitalize()}{direction}Message"
 
 
+_GENERIC = re.compile(r"(Action|End|Request|Start)_")
+
+
+def readable_name(name: str, game_of: dict[str, str]) -> str:
+    """The ``$defs`` name a bot author reads for msgspec's generated ``name``.
+
+    ``game_of`` tells which game a generic message's name belongs to.
+    """
+    generic = _GENERIC.match(name)
+    if generic is not None:
+        return f"{game_of[name].capitalize()}{generic.group(1)}"
+    if "." in name:  # a module path: referee.games.<game>[.module].<Type>
+        parts = name.split(".")
+        return f"{parts[2].capitalize()}{parts[-1]}"
+    return name
+
+
+def _renamed_refs(node: Any, names: dict[str, str]) -> Any:
+    """``node`` with every ``$ref`` pointing at the readable name."""
+    if isinstance(node, dict):
+        return {
+            key: (_REF + names[value.removeprefix(_REF)] if key == "$ref" else _renamed_refs(value, names))
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_renamed_refs(item, names) for item in node]
+    return node
+
+
+_REF = "#/$defs/"
+
+
 def build_schema() -> dict[str, Any]:
     """The whole protocol as one JSON Schema (draft 2020-12) document."""
     types: list[Any] = []
     unions: dict[str, list[Any]] = {}
+    game_of: dict[str, str] = {}
     for game in GAME_NAMES:
         rules = get_rules(game)
         referee_side = [
@@ -45,8 +83,14 @@ def build_schema() -> dict[str, Any]:
         unions[entry_point(game, "Referee")] = referee_side
         unions[entry_point(game, "Bot")] = bot_side
         types.extend(referee_side + bot_side)
-    schemas, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
-    refs = iter(schemas)
+        _, own = msgspec.json.schema_components(referee_side + bot_side)
+        game_of.update({name: game for name in own if _GENERIC.match(name)})
+    schemas, generated = msgspec.json.schema_components(types, ref_template=_REF + "{name}")
+    names = {name: readable_name(name, game_of) for name in generated}
+    if len(set(names.values())) != len(names):  # two types would share a name: fail loudly, here
+        raise ValueError(f"schema names collide: {sorted(names.values())}")
+    components = {names[name]: _renamed_refs(body, names) for name, body in generated.items()}
+    refs = iter(_renamed_refs(list(schemas), names))
     for name, members in unions.items():
         components[name] = {"anyOf": [next(refs) for _ in members]}
     return {

@@ -14,6 +14,7 @@ Relative programs in ``command`` are resolved against the bot's folder; a bare
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 import shutil
@@ -53,6 +54,18 @@ class _Manifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     description: str = ""
 
 
+_MANIFEST_KEYS: tuple[str, ...] = tuple(_Manifest.__struct_fields__)
+
+
+def _check_manifest_keys(raw: dict[str, object], manifest_path: Path) -> None:
+    """A typo in bot.toml names the key, the closest valid one, and every valid key."""
+    for key in raw:
+        if key not in _MANIFEST_KEYS:
+            close = difflib.get_close_matches(key, _MANIFEST_KEYS, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise BotSpecError(f"{manifest_path}: unknown key {key!r}{hint} (the keys are {', '.join(_MANIFEST_KEYS)})")
+
+
 def _split(command: str | list[str]) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else list(command)
 
@@ -87,9 +100,11 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
     if path.is_dir():
         manifest_path = path / "bot.toml"
         if not manifest_path.is_file():
-            raise BotSpecError(f"{text}: folder has no bot.toml; add one or pass a command line in quotes")
+            resolved = "" if os.path.isabs(text) else f" ({path.resolve()})"
+            raise BotSpecError(f"{text}: folder{resolved} has no bot.toml; add one or pass a command line in quotes")
         try:
             raw = tomllib.loads(manifest_path.read_text(encoding="utf-8"))
+            _check_manifest_keys(raw, manifest_path)
             manifest = msgspec.convert(raw, _Manifest)
         except tomllib.TOMLDecodeError as exc:
             raise BotSpecError(f"{manifest_path}: not valid TOML: {exc}") from None
@@ -112,7 +127,9 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
     if not argv:
         raise BotSpecError("an empty bot command")
     if len(argv) == 1 and not shutil.which(argv[0]) and not (root / argv[0]).exists():
-        raise BotSpecError(f"{text!r}: not a folder with bot.toml, nor a command found on PATH")
+        raise BotSpecError(
+            f"{text!r}: not a folder with bot.toml (looked in {root.resolve()}), nor a command found on PATH"
+        )
     cwd = root.resolve()
     if check_program:
         argv = _resolve_program(argv, cwd, repr(text))

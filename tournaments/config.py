@@ -47,8 +47,10 @@ Gauntlet: ``hero = "name"``. Head-to-head: ``a``, ``b``, and optionally
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,6 +67,14 @@ __all__ = ["ConfigProblems", "Entrant", "TournamentConfig", "load_tournament", "
 
 Format = Literal["round-robin", "gauntlet", "head-to-head"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "head-to-head")
+
+
+def unknown_key(where: str, key: str, known: Iterable[str]) -> str:
+    """The problem line for an unknown key: a "did you mean" when one is close, and the keys allowed."""
+    known = sorted(known)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{where}: unknown key{hint} (expected one of {', '.join(known)})"
 
 
 class ConfigProblems(ValueError):
@@ -162,9 +172,11 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     if not isinstance(section, dict):
         raise ConfigProblems(source, ["missing the [tournament] table"])
     for key in sorted(set(data) - {"tournament", "entrant"}):
-        problems.append(f"{key}: unknown top-level key (expected [tournament] and [[entrant]])")
+        close = difflib.get_close_matches(key, ["tournament", "entrant"], n=1, cutoff=0.6)
+        hint = f"; did you mean [{close[0]}]?" if close else ""
+        problems.append(f"{key}: unknown top-level key{hint} (expected [tournament] and [[entrant]])")
     for key in sorted(set(section) - _TOURNAMENT_KEYS):
-        problems.append(f"tournament.{key}: unknown key")
+        problems.append(unknown_key(f"tournament.{key}", key, _TOURNAMENT_KEYS))
 
     def get(key: str, kind: type | tuple[type, ...], default: Any, *, positive: bool = False) -> Any:
         value = section.get(key, default)
@@ -222,7 +234,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     time_raw = get("time", dict, {})
     known_time = _TIME_KEYS | _HARNESS_TIME_KEYS
     for key in sorted(set(time_raw) - known_time):
-        problems.append(f"tournament.time.{key}: unknown key (expected {', '.join(sorted(known_time))})")
+        problems.append(unknown_key(f"tournament.time.{key}", key, known_time))
     time_values: dict[str, int] = {}
     for key in known_time & set(time_raw):
         value = time_raw[key]
@@ -261,7 +273,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             problems.append(f"{where}: expected a table with name and bot")
             continue
         for key in sorted(set(raw) - {"name", "bot"}):
-            problems.append(f"{where}.{key}: unknown key (expected name and bot)")
+            problems.append(unknown_key(f"{where}.{key}", key, ("name", "bot")))
         entrant_name = raw.get("name")
         bot_text = raw.get("bot")
         if not isinstance(entrant_name, str) or not entrant_name.strip():
@@ -320,7 +332,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         sandbox = "standard"
     limits_raw = get("limits", dict, {})
     for key in sorted(set(limits_raw) - _LIMIT_KEYS):
-        problems.append(f"tournament.limits.{key}: unknown key (expected {', '.join(sorted(_LIMIT_KEYS))})")
+        problems.append(unknown_key(f"tournament.limits.{key}", key, _LIMIT_KEYS))
     limit_values: dict[str, Any] = {}
     for key in _LIMIT_KEYS & set(limits_raw):
         value = limits_raw[key]

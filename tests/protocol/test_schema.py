@@ -21,3 +21,15 @@ def test_every_game_has_an_entry_point_for_each_direction() -> None:
             union = defs[entry_point(game, direction)]
             assert union["anyOf"] and all("$ref" in member for member in union["anyOf"])
     json.dumps(defs)  # plain JSON all the way down
+
+
+def test_every_definition_has_a_readable_name_and_every_reference_resolves() -> None:
+    import re
+
+    schema = build_schema()
+    defs = schema["$defs"]
+    unreadable = [name for name in defs if not re.fullmatch(r"[A-Z][A-Za-z0-9]*", name)]
+    assert unreadable == [], unreadable  # no module paths, no msgspec generic names
+    assert {"SicilianosAction", "VendettaRequest", "SicilianosRevealed", "VendettaRevealed"} <= set(defs)
+    refs = set(re.findall(r'"\$ref": "#/\$defs/([^"]+)"', json.dumps(schema)))
+    assert refs and refs <= set(defs), refs - set(defs)

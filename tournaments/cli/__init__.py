@@ -5,6 +5,9 @@ Each command group is its own Typer app, composed here with ``add_typer``.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
 import typer
 
 from tournaments.cli import replay, tournament
@@ -19,7 +22,35 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
+    # Plain help: the Rich panels of Typer 0.29 print "<bool>" beside every flag.
+    rich_markup_mode=None,
 )
+
+
+def famiglia_version() -> str:
+    """The installed distribution's version (what pip installed), or "unknown"."""
+    try:
+        return version("famiglia")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"famiglia {famiglia_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    _version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="print the version and exit"),
+    ] = False,
+) -> None:
+    """A tournament harness for board-game bots written in any language."""
+
+
 app.command()(play)
 app.command()(tournament.demo)
 app.add_typer(tournament.app, name="tournament")

@@ -33,6 +33,7 @@ __all__ = ["app", "demo", "run_tournament"]
 app = typer.Typer(help="Run tournaments described in TOML files.", no_args_is_help=True)
 
 SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
+DEMO_TABLE = 3  # players per demo table
 
 
 class LiveTop:
@@ -144,7 +145,9 @@ def run_tournament(
     done, total = store.counts()
     workers = workers if workers is not None else (config.workers or default_workers())
     concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
-    if not fresh:
+    if fresh:
+        console.print(f"{config.name!r}: {total} games; results database: {db}", highlight=False)
+    else:
         console.print(f"resuming {config.name!r}: {done} of {total} games already recorded in {db}", highlight=False)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -179,6 +182,10 @@ def run_tournament(
             )
         console.print()
     except BaseException as exc:
+        if not console.is_terminal:
+            # Off a terminal the live display's last frame ends without a newline;
+            # end it so the message below starts a line of its own.
+            console.print()
         if (failure := worker_failure(exc)) is not None:
             done, total = store.counts()
             fail(f"{failure}; {done} of {total} games are recorded in {db}; run the same command again to resume", 1)
@@ -222,19 +229,36 @@ def run(
     print_standings(standings(store))
 
 
+def demo_entrants() -> tuple[list[dict[str, str]], list[str]]:
+    """The demo's entrants: every sample bot whose toolchain is here, and the tools missing.
+
+    Without Node.js or gcc fewer than three bots are left for 3-player tables, so
+    more seats of the Python bots fill the field (one bot may hold several entries).
+    """
+    entrants = [{"name": "greedy", "bot": str(SAMPLE_BOTS / "greedy_py")},
+                {"name": "random", "bot": str(SAMPLE_BOTS / "random_py")}]  # fmt: skip
+    missing = []
+    for tool, name, folder in (("node", "node", "node_js"), ("gcc", "c", "c_bot")):
+        if shutil.which(tool):
+            entrants.append({"name": name, "bot": str(SAMPLE_BOTS / folder)})
+        else:
+            missing.append(tool)
+    python_bots = ("random_py", "greedy_py")
+    while len(entrants) < DEMO_TABLE:
+        folder = python_bots[(len(entrants) - 2) % len(python_bots)]
+        copies = sum(1 for e in entrants if e["bot"] == str(SAMPLE_BOTS / folder))
+        entrants.append({"name": f"{folder.removesuffix('_py')}-{copies + 1}", "bot": str(SAMPLE_BOTS / folder)})
+    return entrants, missing
+
+
 def demo_config(root: Path) -> TournamentConfig:
     """Every sample bot whose toolchain is on this machine, at 3-player Vendetta tables."""
-    entrants = [{"name": "greedy", "bot": str(SAMPLE_BOTS / "greedy_py")},
-                {"name": "random", "bot": str(SAMPLE_BOTS / "random_py")}]
-    if shutil.which("node"):
-        entrants.append({"name": "node", "bot": str(SAMPLE_BOTS / "node_js")})
-    if shutil.which("gcc"):
-        entrants.append({"name": "c", "bot": str(SAMPLE_BOTS / "c_bot")})
+    entrants, _ = demo_entrants()
     data = {
         "tournament": {
             "name": "demo",
             "game": "vendetta",
-            "table_size": 3,
+            "table_size": DEMO_TABLE,
             "repetitions": 4,
             "seed": 2026,
             "replays": str(root / "demo-replays"),
@@ -252,9 +276,15 @@ def demo(
     """Run a small built-in tournament of the sample bots and print the standings."""
     if not SAMPLE_BOTS.is_dir():
         fail(f"the sample bots are not at {SAMPLE_BOTS}; run the demo from a clone of the famiglia repository")
-    missing = [tool for tool in ("node", "gcc") if shutil.which(tool) is None]
+    entrants, missing = demo_entrants()
     if missing:
-        err_console.print(f"note: {' and '.join(missing)} not found; the demo runs without those sample bots")
+        extra = [e["name"] for e in entrants[2:] if e["name"] not in ("node", "c")]
+        verb = "fills" if len(extra) == 1 else "fill"
+        filled = f"; {' and '.join(extra)} (another seat of a Python bot) {verb} the table" if extra else ""
+        err_console.print(
+            f"note: {' and '.join(missing)} not found; the demo runs without those sample bots{filled}",
+            highlight=False,
+        )
     folder = folder.resolve()
     with user_errors():
         make_private_dirs(folder)

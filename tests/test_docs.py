@@ -1,0 +1,259 @@
+"""Every shell command the docs show runs, so the docs cannot go stale unnoticed.
+
+Each fenced ``sh`` block of README.md, docs/*.md, protocol/PROTOCOL.md and the
+sample bots' READMEs runs as one bash script (``set -e -o pipefail``: every command
+in it must exit 0) in a temporary folder holding a copy of ``sample_bots/`` and
+``bench/``, with this virtualenv's ``bin`` first on PATH (so ``famiglia`` and
+``python`` are the ones under test). Each block has an entry in ``BLOCKS`` below
+saying what its output must show; a block without an entry fails the test, so a
+new command in the docs needs one. Substitutions and skips are listed with their
+reason, and kept few.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from referee import settings
+from referee.settings import RefereeSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = sorted(
+    [ROOT / "README.md", ROOT / "protocol" / "PROTOCOL.md", ROOT / "sample_bots" / "README.md"]
+    + list((ROOT / "docs").glob("*.md"))
+    + list((ROOT / "sample_bots").glob("*/README.md"))
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced sh block: where it is and its text."""
+
+    doc: Path
+    line: int
+    text: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.doc.relative_to(ROOT)}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Check:
+    """What one block must do."""
+
+    expect: tuple[str, ...]  # each must appear in stdout + stderr
+    slow: bool = False
+    tools: tuple[str, ...] = ()  # programs the block needs (node, gcc): skipped without them
+    before: str = ""  # the key of a block whose commands must run first (files it writes)
+    replace: tuple[tuple[str, str], ...] = ()  # (old, new) text substitutions, each with a reason in REASONS
+    skip: str = ""  # why this block is not run
+    files: dict[str, str] = field(default_factory=dict)  # extra files: name -> which doc's toml block
+
+
+def sh_blocks(doc: Path) -> list[Block]:
+    """The fenced sh blocks of a Markdown file, with the line each starts on."""
+    blocks: list[Block] = []
+    lines = doc.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        if re.fullmatch(r"```(sh|bash|shell|console)\s*", lines[i]):
+            start = i + 1
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                i += 1
+            blocks.append(Block(doc, start + 1, "\n".join(lines[start:i]) + "\n"))
+        i += 1
+    return blocks
+
+
+def toml_block_after(doc: Path, heading: str) -> str:
+    """The first fenced toml block after ``heading`` in ``doc``."""
+    text = doc.read_text(encoding="utf-8")
+    found = re.search(re.escape(heading) + r".*?```toml\n(.*?)```", text, re.DOTALL)
+    assert found, f"no toml block after {heading!r} in {doc}"
+    return found.group(1)
+
+
+# Keys are the start of a block's first line that is not a comment. A block's
+# output must hold every `expect` string.
+BLOCKS: dict[str, Check] = {
+    # README.md
+    "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/famiglia demo": Check(
+        expect=("results:", "as a web page: famiglia report --db"),
+        slow=True,
+        replace=(
+            (
+                "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/famiglia demo",
+                "famiglia demo",
+            ),
+            (
+                "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest",
+                "true",
+            ),
+        ),
+    ),
+    "famiglia play vendetta sample_bots/greedy_py sample_bots/random_py sample_bots/c_bot": Check(
+        expect=("greedy_py", "random_py"), tools=("gcc",)
+    ),
+    "famiglia replay verify game.jsonl": Check(
+        expect=("game.jsonl: ok, ranks",),
+        tools=("gcc",),
+        before="famiglia play vendetta sample_bots/greedy_py sample_bots/random_py sample_bots/c_bot",
+    ),
+    "famiglia tournament run club.toml": Check(
+        expect=("results database:", "finished ahead", "report: club.html", "mine"),
+        slow=True,
+        files={"club.toml": "README.md#Describe a tournament in a TOML file"},
+    ),
+    # sample_bots/README.md
+    "famiglia play vendetta sample_bots/greedy_py sample_bots/node_js sample_bots/random_py --seed 7": Check(
+        expect=("greedy_py", "node_js", "c_bot"), tools=("node", "gcc")
+    ),
+    "cat > /tmp/session.jsonl <<'EOF'": Check(
+        expect=('{"type":"ready","name":"greedy_py"}', '"action":{"type":"draw","colour":"red"}'),
+        tools=("node", "gcc"),
+        replace=(("/tmp/session.jsonl", "$DOCS_TMP/session.jsonl"),),
+    ),
+    # sample_bots/*/README.md
+    "famiglia play vendetta sample_bots/c_bot sample_bots/random_py sample_bots/node_js": Check(
+        expect=("c_bot",), tools=("node", "gcc")
+    ),
+    "cd sample_bots/c_bot": Check(expect=('"type":"action","id":3',), tools=("gcc",)),
+    "python bench/greedy_vs_random.py": Check(
+        expect=("greedy",),
+        replace=(("python bench/greedy_vs_random.py", "python bench/greedy_vs_random.py --seeds 3"),),
+    ),
+    "famiglia play vendetta sample_bots/greedy_py sample_bots/random_py sample_bots/node_js --seed 7": Check(
+        expect=("greedy_py",), tools=("node",)
+    ),
+    "cd sample_bots/greedy_py": Check(
+        expect=('{"type":"ready","name":"greedy_py"}',),
+        before="cat > /tmp/session.jsonl <<'EOF'",
+        tools=("node", "gcc"),
+        replace=(("/tmp/session.jsonl", "$DOCS_TMP/session.jsonl"),),
+    ),
+    "famiglia play vendetta sample_bots/node_js sample_bots/random_py sample_bots/c_bot": Check(
+        expect=("node_js",), tools=("node", "gcc")
+    ),
+    "cd sample_bots/node_js": Check(expect=('"type":"action","id":3',), tools=("node",)),
+    "famiglia play vendetta sample_bots/random_py sample_bots/random_py sample_bots/greedy_py": Check(
+        expect=("greedy_py",)
+    ),
+    "cd sample_bots/random_py": Check(expect=('"type":"action","id":3',)),
+}
+
+REASONS = {
+    "famiglia demo": "the quick start's virtualenv and pip install are the ones these tests run in; "
+    "installing again needs the package index and a minute: the demo itself runs",
+    "python -m pytest": "running the test suite inside the test suite would recurse",
+    "--seeds 3": "the strength benchmark's 200 deals take minutes; 3 deals show it runs",
+    "session.jsonl": "the sample session goes into the temporary folder, not the machine's /tmp",
+}
+
+
+def _first_command(block: Block) -> str:
+    return next(line for line in block.text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def _key_or_none(block: Block) -> str | None:
+    matches = [key for key in BLOCKS if _first_command(block).startswith(key)]
+    return max(matches, key=len) if matches else None
+
+
+def key_of(block: Block) -> str:
+    key = _key_or_none(block)
+    assert key is not None, f"{block.name}: no entry in tests/test_docs.py BLOCKS for {_first_command(block)!r}"
+    return key
+
+
+ALL_BLOCKS = [block for doc in DOCS for block in sh_blocks(doc)]
+
+
+def _params() -> list[object]:
+    params: list[object] = []
+    for block in ALL_BLOCKS:
+        key = _key_or_none(block)
+        marks = [pytest.mark.slow] if key is not None and BLOCKS[key].slow else []
+        params.append(pytest.param(block, id=block.name, marks=marks))
+    return params
+
+
+def _workspace(tmp_path: Path) -> Path:
+    work = tmp_path / "clone"
+    work.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "bin", "bot", "*.sqlite*")
+    shutil.copytree(ROOT / "sample_bots", work / "sample_bots", ignore=ignore)
+    shutil.copytree(ROOT / "bench", work / "bench", ignore=shutil.ignore_patterns("__pycache__"))
+    return work
+
+
+def _script(block: Block, check: Check) -> str:
+    text = block.text
+    for old, new in check.replace:
+        assert old in text, f"{block.name}: the substitution {old!r} no longer matches; update BLOCKS"
+        assert any(reason_key in new or reason_key in old for reason_key in REASONS), f"no reason for {new!r}"
+        text = text.replace(old, new)
+    return 'set -e -o pipefail\nDOCS_TMP="$(pwd)"\n' + text
+
+
+def _run(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("COLUMNS", None)
+    return subprocess.run(
+        ["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.mark.parametrize("block", _params())
+def test_every_command_in_the_docs_runs(block: Block, tmp_path: Path) -> None:
+    check = BLOCKS[key_of(block)]
+    if check.skip:
+        pytest.skip(check.skip)
+    missing = [tool for tool in check.tools if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}")
+    work = _workspace(tmp_path)
+    for name, source in check.files.items():
+        doc, heading = source.split("#", 1)
+        (work / name).write_text(toml_block_after(ROOT / doc, heading), encoding="utf-8")
+    if check.before:
+        (first,) = [b for b in ALL_BLOCKS if key_of(b) == check.before]
+        ran = _run(_script(first, BLOCKS[check.before]), work)
+        assert ran.returncode == 0, ran.stderr
+    done = _run(_script(block, check), work)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"{block.name} failed (exit {done.returncode}):\n{output[-3000:]}"
+    assert "Traceback" not in output, output[-3000:]
+    for expected in check.expect:
+        assert expected in output, f"{block.name}: {expected!r} not in the output:\n{output[-3000:]}"
+
+
+def test_every_block_has_an_entry_and_every_entry_a_block() -> None:
+    used = {key_of(block) for block in ALL_BLOCKS}
+    assert used == set(BLOCKS), f"entries without a block in the docs: {sorted(set(BLOCKS) - used)}"
+
+
+def test_docs_bots_md_lists_exactly_the_environment_a_bot_gets() -> None:
+    text = (ROOT / "docs" / "bots.md").read_text(encoding="utf-8")
+    os.environ["FAMIGLIA_DOCS_TEST_SECRET"] = "x"
+    try:
+        environment = RefereeSettings().bot_environment()
+    finally:
+        del os.environ["FAMIGLIA_DOCS_TEST_SECRET"]
+    assert "FAMIGLIA_DOCS_TEST_SECRET" not in environment
+    inherited = re.search(r"own environment:\n\n(.*?)\n\n", text, re.DOTALL)
+    assert inherited is not None
+    listed = set(re.findall(r"`([A-Z_]+)`", inherited.group(1)))
+    added = set(re.findall(r"^\| `([A-Z_]+)` \| `([^`]*)` \|", text, re.MULTILINE))
+
+    assert listed == set(settings._INHERITED_ENV)
+    assert added == {(k, v) for k, v in environment.items() if k not in settings._INHERITED_ENV}
