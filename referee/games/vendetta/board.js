@@ -57,13 +57,13 @@ window.FamigliaBoard = (function () {
     }
     const seats = h("table", { class: "v-seats" },
       h("thead", {}, h("tr", {}, h("th", {}, "seat"), h("th", { class: "n" }, "hand"), h("th", { class: "n" }, "box"),
-        h("th", { class: "n" }, "points"), h("th", { class: "n" }, "controlled at last scoring"), h("th", {}, "dealt"))),
+        h("th", { class: "n" }, "points"), h("th", { class: "n", title: "districts controlled at the last scoring" }, "controlled"), h("th", {}, "dealt"))),
       h("tbody", {}, seatRows));
     let winner = null;
     const over = step.events.find((e) => e.type === "game_over");
     if (v.over && over) winner = h("div", { class: "v-winner" }, "Game over (" + over.ended_by + "): winner ", over.winners.map((w) => ctx.seatLabel(w)));
     root.replaceChildren(h("style", {}, STYLE), status, cards, winner || h("div", { class: "v-winner empty" }, v.over ? "Game over" : "\u00a0"),
-      seats, h("div", { class: "v-grid" }, districts));
+      h("div", { class: "v-scroll" }, seats), h("div", { class: "v-grid" }, districts));
   }
 
   function describeAction(action, ctx) {
@@ -93,7 +93,7 @@ window.FamigliaBoard = (function () {
 .v-cards { margin: 0.4rem 0; font-size: 0.9rem; display: grid; gap: 0.15rem; }
 .v-hidden { color: #6b4e00; }
 .v-winner { min-height: 1.6rem; font-weight: 600; display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; }
-.v-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(11.5rem, 1fr)); gap: 0.45rem; margin: 0.3rem 0 0.8rem; }
+.v-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(11.5rem, 46%), 1fr)); gap: 0.45rem; margin: 0.3rem 0 0.8rem; }
 .v-district { border: 2px solid #d9d9de; border-radius: 8px; padding: 0.3rem 0.45rem; background: #fbfbfc; font-size: 0.85rem; }
 .v-district.shown { background: #eef4ff; }
 .v-district.touched { border-color: #0b57d0; }
@@ -104,7 +104,9 @@ window.FamigliaBoard = (function () {
 .v-count { font-weight: 600; min-width: 1.5rem; text-align: right; }
 .v-notes { height: 3.1rem; overflow: hidden; font-size: 0.72rem; color: #333; }
 .v-mark.m-vendetta, .v-mark.m-raid { color: #8a1c00; font-weight: 600; }
+.v-scroll { overflow-x: auto; }
 .v-seats { font-size: 0.9rem; width: 100%; margin-bottom: 0.5rem; }
+@media (max-width: 820px) { .v-district { font-size: 0.78rem; padding: 0.25rem 0.3rem; } .v-grid { gap: 0.3rem; } }
 .v-seats tr.active { background: #eef4ff; }
 `;
   return { draw, describeAction, describeEvent };
