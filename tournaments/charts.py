@@ -27,7 +27,13 @@ __all__ = [
 ]
 
 PALETTE = (*SEAT_COLOURS, "#000000", "#999999")
-TERMINATION_COLOURS = {"timeout": "#E69F00", "crash": "#D55E00", "illegal": "#CC79A7", "protocol": "#0072B2", "stall": "#999999"}
+TERMINATION_COLOURS = {
+    "timeout": "#E69F00",
+    "crash": "#D55E00",
+    "illegal": "#CC79A7",
+    "protocol": "#0072B2",
+    "stall": "#999999",
+}
 
 
 class Shape(msgspec.Struct, frozen=True):
@@ -137,7 +143,9 @@ def rating_history_chart(history: RatingHistory) -> Chart | None:
             f"{_n(x0 + g / last * (x1 - x0))},{_n(y1 - (v - low) / (high - low) * (y1 - y0))}"
             for g, v in zip(history.games, values, strict=True)
         )
-        shapes.append(Shape("polyline", {"points": points, "fill": "none", "stroke": colour, "stroke-width": "2"}, name))
+        shapes.append(
+            Shape("polyline", {"points": points, "fill": "none", "stroke": colour, "stroke-width": "2"}, name)
+        )
         ly = y0 + 8 + e * 18
         if ly < y1:
             shapes.append(_rect(x1 + 12, ly - 8, 12, 10, colour))
@@ -161,6 +169,7 @@ def seat_advantage_chart(offsets: Sequence[SeatOffsets]) -> Chart | None:
     y = 12
     for o in offsets:
         for seat, (value, err) in enumerate(zip(o.offsets, o.stderr, strict=True)):
+
             def x(v: float) -> float:
                 return mid + v / bound * (x1 - x0) / 2
 
@@ -195,7 +204,9 @@ def terminations_chart(terminations: dict[str, dict[str, int]]) -> Chart | None:
                 w = count / most * (x1 - x0)
                 shapes.append(_rect(x, y, w, row - 6, TERMINATION_COLOURS.get(kind, "#777"), f"{name}: {kind} {count}"))
                 x += w
-        shapes.append(_text(x + 4, y + 12, ", ".join(f"{k} {counts[k]}" for k in kinds if counts.get(k)), "start", "tick"))
+        shapes.append(
+            _text(x + 4, y + 12, ", ".join(f"{k} {counts[k]}" for k in kinds if counts.get(k)), "start", "tick")
+        )
     lx = float(x0)
     for kind in kinds:
         shapes.append(_rect(lx, height - 16, 12, 10, TERMINATION_COLOURS.get(kind, "#777")))
@@ -213,7 +224,11 @@ def _quantile(sorted_values: list[float], q: float) -> float:
 
 def thinking_time_chart(times: ThinkingTimes) -> Chart | None:
     """Box plots on a log scale: each entrant's mean thinking time per decision, one value per game."""
-    rows = [(e, name, sorted(values)) for e, (name, values) in enumerate(zip(times.names, times.per_game, strict=True)) if values]
+    rows = [
+        (e, name, sorted(values))
+        for e, (name, values) in enumerate(zip(times.names, times.per_game, strict=True))
+        if values
+    ]
     if not rows:
         return None
     width, row, label = 720, 26, 190
@@ -241,4 +256,6 @@ def thinking_time_chart(times: ThinkingTimes) -> Chart | None:
         shapes.append(_rect(x(q1), y - 7, x(q3) - x(q1), 14, colour,
                             f"{name}: median {median:.2f} ms, quartiles {q1:.2f} .. {q3:.2f}, range {values[0]:.2f} .. {values[-1]:.2f}, {len(values)} games"))  # fmt: skip
         shapes.append(_line(x(median), y - 7, x(median), y + 7, "#000", 2))
-    return Chart("Thinking time per decision (ms, log scale): range, quartiles and median over games", width, height, shapes)
+    return Chart(
+        "Thinking time per decision (ms, log scale): range, quartiles and median over games", width, height, shapes
+    )

@@ -43,7 +43,9 @@ class GameLinks(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
 
 
-def _cell(text: object, sort: float | str | None = None, href: str | None = None, testid: str | None = None) -> dict[str, Any]:
+def _cell(
+    text: object, sort: float | str | None = None, href: str | None = None, testid: str | None = None
+) -> dict[str, Any]:
     return {"text": str(text), "sort": sort, "href": href, "testid": testid}
 
 
@@ -68,20 +70,24 @@ def render_report(
         "thinking": None if times is None else thinking_time_chart(times),
     }
     shown = games[:MAX_GAME_ROWS]
-    return environment().get_template("report.html.j2").render(
-        title=f"{report.tournament} ({report.game})",
-        report=report,
-        generated=generated,
-        charts=charts,
-        standings=_standings(report),
-        head_to_head=_head_to_head(report),
-        seats=_seat_advantage(report),
-        superiority=_superiority(report),
-        cross=_crosstable(table),
-        game_table=_games(shown, page_path, links),
-        games_total=len(games),
-        games_shown=len(shown),
-        sort_script=package_text("sort.js"),
+    return (
+        environment()
+        .get_template("report.html.j2")
+        .render(
+            title=f"{report.tournament} ({report.game})",
+            report=report,
+            generated=generated,
+            charts=charts,
+            standings=_standings(report),
+            head_to_head=_head_to_head(report),
+            seats=_seat_advantage(report),
+            superiority=_superiority(report),
+            cross=_crosstable(table),
+            game_table=_games(shown, page_path, links),
+            games_total=len(games),
+            games_shown=len(shown),
+            sort_script=package_text("sort.js"),
+        )
     )
 
 

@@ -52,11 +52,18 @@ def write_replay(
     writer = ReplayWriter(path)
     writer.write(
         Header(
-            format=REPLAY_FORMAT, match=f"{game}-{seed}", game=game, variants=rules.variants(config),
-            config=encode_raw(config), seats=[SeatInfo(name=n, command=["bot"]) for n in names], seed=seed,
-            time=TimeControl(), illegal_action="forfeit", started="2026-01-01T00:00:00+00:00",
+            format=REPLAY_FORMAT,
+            match=f"{game}-{seed}",
+            game=game,
+            variants=rules.variants(config),
+            config=encode_raw(config),
+            seats=[SeatInfo(name=n, command=["bot"]) for n in names],
+            seed=seed,
+            time=TimeControl(),
+            illegal_action="forfeit",
+            started="2026-01-01T00:00:00+00:00",
         )
-    )  # fmt: skip
+    )
     taken = 0
 
     def flush() -> None:
@@ -73,8 +80,15 @@ def write_replay(
         if forfeit_at is not None and request == forfeit_at and decision.seat == forfeit_seat:
             events = state.forfeit(forfeit_seat)
             flush()
-            writer.write(ForfeitRecord(seat=forfeit_seat, request=request, kind="timeout",
-                                       reason=f"no answer in time {HOSTILE}", events=encode_raw(events)))  # fmt: skip
+            writer.write(
+                ForfeitRecord(
+                    seat=forfeit_seat,
+                    request=request,
+                    kind="timeout",
+                    reason=f"no answer in time {HOSTILE}",
+                    events=encode_raw(events),
+                )
+            )
             continue
         if forfeit_at is not None and request == forfeit_at:
             forfeit_at += 1  # the forfeiting seat's next decision
@@ -83,13 +97,27 @@ def write_replay(
         events = state.apply(decision.seat, action)
         flush()
         writer.write(
-            ActionRecord(seat=decision.seat, request=request, decision=decision.kind, action=encode_raw(action),
-                         ms=1.0 + request % 7, events=encode_raw(events))  # fmt: skip
+            ActionRecord(
+                seat=decision.seat,
+                request=request,
+                decision=decision.kind,
+                action=encode_raw(action),
+                ms=1.0 + request % 7,
+                events=encode_raw(events),
+            )
         )
     outcome = state.outcome()
     writer.write(
-        ResultRecord(result=Result(ranks=outcome.ranks, scores=outcome.scores, winners=outcome.winners,
-                                   forfeited=outcome.forfeited, ended_by=outcome.ended_by, stats=outcome.stats))  # fmt: skip
+        ResultRecord(
+            result=Result(
+                ranks=outcome.ranks,
+                scores=outcome.scores,
+                winners=outcome.winners,
+                forfeited=outcome.forfeited,
+                ended_by=outcome.ended_by,
+                stats=outcome.stats,
+            )
+        )
     )
     writer.finish()
     return path
@@ -100,7 +128,9 @@ def vendetta_replay(path: Path, **kwargs: object) -> Path:
 
 
 def sicilianos_replay(path: Path, **kwargs: object) -> Path:
-    return write_replay(path, "sicilianos", {"turn_limit": "14"}, ["alpha", "<b>bravo</b>", "charlie", "delta"], **kwargs)  # type: ignore[arg-type]
+    return write_replay(
+        path, "sicilianos", {"turn_limit": "14"}, ["alpha", "<b>bravo</b>", "charlie", "delta"], **kwargs
+    )  # type: ignore[arg-type]
 
 
 def records(path: Path) -> list[dict[str, object]]:

@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from tournaments.html_report import MAX_GAME_ROWS, GameLinks, render_report
-from tournaments.report_data import RatingHistory, ThinkingTimes
 from tournaments.ratings import LosMatrix, SeatOffsets, Standing
+from tournaments.report_data import RatingHistory, ThinkingTimes
 from tournaments.reports import Crosstable, GameRow, Standings
 from tournaments.sprt import Decision, SprtStatus
 from tournaments.viewer.templating import package_text
@@ -56,9 +56,19 @@ def sample(games: int = 2, replay_folder: str = "/data/t/replays") -> tuple[Stan
         games=games,
         scheduled=6,
         standings=[
-            Standing(place=i + 1, entrant=i, name=name, rating=100.0 - 80 * i, stderr=20.0, lower=60.0 - 80 * i,
-                     upper=140.0 - 80 * i, games=games, wins=2 - i if i < 2 else 0, average_rank=1.0 + i,
-                     seat_games=[1, 1, 0])
+            Standing(
+                place=i + 1,
+                entrant=i,
+                name=name,
+                rating=100.0 - 80 * i,
+                stderr=20.0,
+                lower=60.0 - 80 * i,
+                upper=140.0 - 80 * i,
+                games=games,
+                wins=2 - i if i < 2 else 0,
+                average_rank=1.0 + i,
+                seat_games=[1, 1, 0],
+            )
             for i, name in enumerate(names)
         ],
         seat_offsets=[SeatOffsets(table_size=3, games=games, offsets=[12.0, -3.0, -9.0], stderr=[5.0, 5.0, 5.0])],
@@ -119,8 +129,21 @@ def test_a_head_to_head_shows_its_verdict_or_that_the_budget_ran_out() -> None:
     standings, cross, rows = sample()
 
     def status(decision: Decision, exhausted: bool) -> Standings:
-        h2h = SprtStatus(pairs=12, wins=5, draws=4, losses=3, score=0.58, elo=56.0, elo_lower=-20.0, elo_upper=130.0,
-                         llr=3.1, lower_bound=-2.94, upper_bound=2.94, decision=decision, exhausted=exhausted)
+        h2h = SprtStatus(
+            pairs=12,
+            wins=5,
+            draws=4,
+            losses=3,
+            score=0.58,
+            elo=56.0,
+            elo_lower=-20.0,
+            elo_upper=130.0,
+            llr=3.1,
+            lower_bound=-2.94,
+            upper_bound=2.94,
+            decision=decision,
+            exhausted=exhausted,
+        )
         return Standings(**{**{f: getattr(standings, f) for f in standings.__struct_fields__}, "head_to_head": h2h})
 
     decided = " ".join(parse(render_report(status("A stronger", False), cross, rows, generated="now")).text)

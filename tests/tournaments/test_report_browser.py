@@ -47,7 +47,7 @@ def test_report_links_each_game_to_its_viewer_and_sorts_tables(browser: Any, tmp
     page.screenshot(path=str(ARTIFACTS / "report-1280x800.png"), full_page=True)
 
     # Sort the standings by entrant name, then by rating (numbers, not text).
-    names = lambda: page.locator("#standings tbody tr td:nth-child(2)").all_inner_texts()  # noqa: E731
+    names = lambda: page.locator("#standings tbody tr td:nth-child(2)").all_inner_texts()
     page.locator("#standings th button", has_text="entrant").click()
     assert names() == sorted(names(), key=str.lower)
     page.locator("#standings th button", has_text="entrant").click()

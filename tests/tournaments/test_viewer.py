@@ -19,7 +19,7 @@ runner = CliRunner()
 
 def embedded(page: Path) -> dict[str, object]:
     html = page.read_text()
-    found = re.search(r'<script type="application/json" id="famiglia-replay">(.*?)</script>', html, re.S)
+    found = re.search(r'<script type="application/json" id="famiglia-replay">(.*?)</script>', html, re.DOTALL)
     assert found is not None
     data: dict[str, object] = json.loads(found.group(1))
     return data
@@ -110,10 +110,14 @@ def test_edited_events_are_flagged_at_their_line(tmp_path: Path) -> None:
     replay = vendetta_replay(tmp_path / "v.jsonl")
     lines = replay.read_bytes().split(b"\n")
     index = next(i for i, line in enumerate(lines) if b'"type":"revealed"' in line)
-    lines[index] = re.sub(rb'"district":(\d+)', lambda m: b'"district":%d' % (int(m.group(1)) % 13 + 1), lines[index], count=1)
+    lines[index] = re.sub(
+        rb'"district":(\d+)', lambda m: b'"district":%d' % (int(m.group(1)) % 13 + 1), lines[index], count=1
+    )
     replay.write_bytes(b"\n".join(lines))
     data = build_viewer_data(replay)
-    assert data.problem is not None and data.problem.line == index + 1 and "events recorded differ" in data.problem.message
+    assert (
+        data.problem is not None and data.problem.line == index + 1 and "events recorded differ" in data.problem.message
+    )
 
 
 @pytest.mark.parametrize("content", [b"", b"hello\n", b'{"type":"action","seat":0}\n', b"\xff\xfe\n"])

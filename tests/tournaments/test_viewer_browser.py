@@ -51,7 +51,9 @@ def engine_positions(replay: Path) -> tuple[list[Any], list[Any]]:
     assert isinstance(header, Header)
     rules = get_rules(header.game)
     draws = [d for r in records if isinstance(r, ChanceRecord) for d in r.draws]
-    state = rules.new_game(len(header.seats), msgspec.json.decode(header.config, type=rules.config_type), ScriptedChance(draws))
+    state = rules.new_game(
+        len(header.seats), msgspec.json.decode(header.config, type=rules.config_type), ScriptedChance(draws)
+    )
     decode = msgspec.json.Decoder(rules.action_type)
     views, events = [msgspec.to_builtins(state.view(0))], [[]]
     for record in records:
@@ -96,7 +98,9 @@ def expected_figures(game: str, view: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("game", ["vendetta", "sicilianos"])
-def test_viewer_steps_through_every_decision_and_draws_the_engine_state(browser: Any, games: dict[str, Path], game: str) -> None:
+def test_viewer_steps_through_every_decision_and_draws_the_engine_state(
+    browser: Any, games: dict[str, Path], game: str
+) -> None:
     replay = games[game].with_suffix(".jsonl")
     views, events = engine_positions(replay)
     errors: list[str] = []

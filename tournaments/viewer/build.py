@@ -217,7 +217,9 @@ def build_viewer_data(path: Path) -> ViewerData:
 
 
 def _attach_notes(
-    views: dict[str, list[dict[str, Any]]], notes: list[tuple[int, ReplayRecord]], by_request: dict[tuple[int, int], int]
+    views: dict[str, list[dict[str, Any]]],
+    notes: list[tuple[int, ReplayRecord]],
+    by_request: dict[tuple[int, int], int],
 ) -> None:
     """Log lines and rejected actions go to the step of the same request (else the last step)."""
     last = len(views["all"]) - 1

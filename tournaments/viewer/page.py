@@ -54,16 +54,20 @@ def render_view(data: ViewerData, view: str, out: Path) -> str:
     title = f"{data.game} {data.match}"
     if view != "all":
         title += f" (seat {view}'s view)"
-    return environment().get_template("viewer.html.j2").render(
-        title=title,
-        data=data,
-        view=view,
-        links=links,
-        payload=payload,
-        colours=SEAT_COLOURS,
-        style=package_text("viewer.css"),
-        player_script=package_text("viewer.js"),
-        board_script=board_script,
+    return (
+        environment()
+        .get_template("viewer.html.j2")
+        .render(
+            title=title,
+            data=data,
+            view=view,
+            links=links,
+            payload=payload,
+            colours=SEAT_COLOURS,
+            style=package_text("viewer.css"),
+            player_script=package_text("viewer.js"),
+            board_script=board_script,
+        )
     )
 
 

@@ -33,8 +33,18 @@ def snapshot(state: GameState, seat: int | None, events: list[Any], memory: dict
 # The events that tell how a war ended: the last reveal, what the cards did, who
 # won, and where the money and businesses went.
 _WAR_END_EVENTS = frozenset(
-    {"revealed", "card_used", "exploded", "war_resolved", "spoils_chosen", "business_taken", "no_business",
-     "laundered", "stakes_lost", "returned"}
+    {
+        "revealed",
+        "card_used",
+        "exploded",
+        "war_resolved",
+        "spoils_chosen",
+        "business_taken",
+        "no_business",
+        "laundered",
+        "stakes_lost",
+        "returned",
+    }
 )
 
 
