@@ -25,8 +25,11 @@ from tournaments.viewer import seat_page, write_viewer
 
 pytestmark = [needs_chromium, pytest.mark.browser, pytest.mark.slow]
 
-BOARD_FIGURES = """() => Object.fromEntries([...document.querySelectorAll('#board [data-testid]')]
-  .map((e) => [e.dataset.testid, e.textContent.trim()]))"""
+# Every figure the board labels, and how many cards (faces: cards with a value) each hand shows, in one call.
+BOARD_FIGURES = """() => Object.fromEntries([...document.querySelectorAll('#board [data-testid]')].flatMap((e) => [
+  [e.dataset.testid, e.textContent.trim()],
+  [e.dataset.testid + ' cards', e.querySelectorAll('.s-card').length],
+  [e.dataset.testid + ' faces', e.querySelectorAll('.s-card[data-value]').length]]))"""
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +124,7 @@ def test_viewer_steps_through_every_decision_and_draws_the_engine_state(
                     assert drawn[f"seat-{s}-controlled"] == str(event["controlled"][s])
         if game == "sicilianos":  # a hand's size in the board is the engine's
             for p in views[step]["players"]:
-                cards = page.locator(f'#board [data-testid="seat-{p["seat"]}-hand"] .s-card').count()
-                assert cards == p["hand_size"], f"step {step} seat {p['seat']}"
+                assert drawn[f"seat-{p['seat']}-hand cards"] == p["hand_size"], f"step {step} seat {p['seat']}"
     if game == "vendetta":
         assert scorings >= 1
     page.keyboard.press("ArrowRight")  # past the end: stays at the end
@@ -189,13 +191,16 @@ def test_seat_view_page_holds_no_hidden_value_of_another_seat(browser: Any, game
     for step in range(last + 1):
         if step:
             page.keyboard.press("ArrowRight")
+        drawn = page.evaluate(BOARD_FIGURES)
         if game == "vendetta":
-            assert page.locator('[data-testid="hidden-cards"]').count() == 0
-        else:  # every card of another seat's hand is drawn face down
+            assert "hidden-cards" not in drawn and "district-1-seat-0" in drawn
+        else:  # every card of another seat's hand is drawn face down; its own hand face up
             for other in range(len(data["seats"])):
-                faces = page.locator(f'#board [data-testid="seat-{other}-hand"] .s-card[data-value]').count()
+                faces = drawn[f"seat-{other}-hand faces"]
                 if other != seat:
                     assert faces == 0, f"step {step}: seat {other}'s card values shown to seat {seat}"
+                else:
+                    assert faces == drawn[f"seat-{other}-hand cards"]
     assert errors == []
     page.close()
 
