@@ -109,9 +109,12 @@ def test_viewer_steps_through_every_decision_and_draws_the_engine_state(
     errors: list[str] = []
     page = open_page(browser, games[game].as_uri() + "#step=0", errors)
     scorings = 0
+    fixed = "() => ['decision', 'events-panel', 'slider', 'play', 'board'].map((id) => JSON.stringify(document.getElementById(id).getBoundingClientRect()))"
+    places = page.evaluate(fixed)
     for step in range(len(views)):
         if step:
             page.keyboard.press("ArrowRight")
+            assert page.evaluate(fixed) == places, f"step {step}: the panels or the controls moved"
         assert page.evaluate("document.body.dataset.step") == str(step)
         drawn = page.evaluate(BOARD_FIGURES)
         expected = expected_figures(game, views[step])
@@ -155,6 +158,17 @@ def test_viewer_at_end_shows_final_ranks_and_scores_as_text(browser: Any, games:
     assert page.locator("img").count() == 0
     page.goto(games[game].as_uri() + "#step=1")
     assert HOSTILE.strip().split(" ")[0] in page.locator('[data-testid="logs"]').inner_text()
+    # Play from the start at the fastest speed: it runs to the end and stops there.
+    page.goto(games[game].as_uri() + "#step=0")
+    page.select_option("#speed", "80")
+    page.keyboard.press("Space")
+    assert page.locator("#play").inner_text() == "pause"
+    page.wait_for_function(
+        "document.body.dataset.step === String(JSON.parse(document.getElementById('famiglia-replay').textContent).steps.length - 1)",
+        timeout=20_000,
+    )
+    page.wait_for_function("document.getElementById('play').textContent === 'play'")
+    assert page.evaluate("location.hash") == "#end"
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(games[game].as_uri() + "#step=12")
     page.screenshot(path=str(ARTIFACTS / f"viewer-{game}-1280x800.png"))

@@ -45,7 +45,7 @@ window.FamigliaBoard = (function () {
         h("div", { class: "s-money" },
           h("span", {}, "clean ", h("b", { "data-testid": "seat-" + s + "-clean" }, money(p.clean))),
           h("span", {}, "dirty ", h("b", { "data-testid": "seat-" + s + "-dirty" }, money(p.dirty))),
-          h("span", { class: "muted" }, "notes " + (p.notes.length ? p.notes.map(money).join(" ") : "none"))),
+          h("span", { class: "muted s-notes" }, "notes " + (p.notes.length ? p.notes.map(money).join(" ") : "none"))),
         h("div", { class: "s-hand", "data-testid": "seat-" + s + "-hand", "data-size": p.hand_size },
           h("span", { class: "muted s-hlabel" }, p.hand_size + (p.hand_size === 1 ? " card" : " cards") + (hand ? "" : ", face down")), cards),
         h("div", { class: "s-biz", "data-testid": "seat-" + s + "-businesses" }, "businesses: ",
@@ -55,6 +55,8 @@ window.FamigliaBoard = (function () {
     if (v.war) warBox = war(ctx, v.war, "Gang war under way", []);
     else if (v.last_war) warBox = war(ctx, v.last_war.table, "Last gang war", v.last_war.outcome);
     else warBox = h("div", { class: "s-war empty" }, h("b", {}, "No gang war yet"));
+    // Room for every seat's row and the outcome whether or not a war is on, so the page never jumps.
+    warBox.style.minHeight = (4.6 + 2.3 * n + 6.5) + "rem";
     let steal = null;
     if (v.last_steal) {
       const st = v.last_steal;
@@ -77,7 +79,7 @@ window.FamigliaBoard = (function () {
       h("b", {}, title + ", started by "), ctx.seatLabel(table.initiator),
       table.winners.length ? h("span", {}, " \u2014 won by ", table.winners.map((w) => ctx.seatLabel(w))) : null,
       h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "seat"), h("th", {}, "family"), h("th", { class: "n" }, "stake"), h("th", {}, "cards"), h("th", { class: "n" }, "strength"), h("th", {}, ""))), h("tbody", {}, rows)),
-      lines.length ? h("ul", { class: "s-outcome" }, lines) : null);
+      h("ul", { class: "s-outcome" }, lines));
   }
 
   function cardText(c) { return c.colour + " " + (c.value === null || c.value === undefined ? "(face down)" : c.value); }
@@ -135,7 +137,7 @@ window.FamigliaBoard = (function () {
   }
 
   const STYLE = `
-.s-status { display: flex; flex-wrap: wrap; gap: 0.3rem 1.2rem; align-items: center; }
+.s-status { display: flex; flex-wrap: wrap; gap: 0.3rem 1.2rem; align-items: center; min-height: 3.2rem; align-content: flex-start; }
 .s-dice { margin: 0.35rem 0; min-height: 1.8rem; display: flex; flex-wrap: wrap; gap: 0.3rem; align-items: center; }
 .s-die { border-radius: 4px; padding: 0.05rem 0.45rem; border: 1px solid #555; font-size: 0.85rem; }
 .s-die.action { background: #fff; }
@@ -147,6 +149,7 @@ window.FamigliaBoard = (function () {
 .s-seat.active { border-color: #0b57d0; }
 .s-shead { display: flex; justify-content: space-between; }
 .s-money { display: flex; flex-wrap: wrap; gap: 0.1rem 0.8rem; margin: 0.15rem 0; }
+.s-notes { width: 100%; min-height: 2.5em; }
 .s-hand { display: flex; flex-wrap: wrap; gap: 0.2rem; align-items: center; min-height: 5.4rem; align-content: flex-start; }
 .s-hlabel { width: 100%; font-size: 0.75rem; }
 .s-card { display: inline-flex; flex-direction: column; align-items: center; justify-content: center; width: 2.6rem; height: 2.2rem;
@@ -159,7 +162,8 @@ window.FamigliaBoard = (function () {
 .s-bcard { border-radius: 3px; padding: 0 0.3rem; border: 1px solid #333; font-size: 0.75rem; }
 .s-war { margin-top: 0.6rem; border: 1px solid #d9d9de; border-radius: 8px; padding: 0.4rem 0.6rem; min-height: 9rem; font-size: 0.85rem; }
 .s-war table { width: 100%; margin-top: 0.3rem; }
-.s-outcome { margin: 0.3rem 0 0; padding-left: 1.2rem; }
+.s-outcome { margin: 0.3rem 0 0; padding-left: 1.2rem; height: 6rem; overflow: auto; }
+.s-war td { height: 2.3rem; padding-top: 0; padding-bottom: 0; }
 .s-steal { margin-top: 0.4rem; min-height: 2.4rem; display: flex; flex-wrap: wrap; gap: 0.3rem; align-items: center; font-size: 0.85rem; }
 .fam-blue { background: #1f5fbf; color: #fff; }
 .fam-white { background: #f7f7f7; color: #111; }

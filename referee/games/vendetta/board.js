@@ -24,7 +24,7 @@ window.FamigliaBoard = (function () {
       h("span", { "data-testid": "round" }, "Round " + v.round + " of at most " + v.round_limit),
       h("span", { "data-testid": "turn" }, v.over ? "game over" : "turn " + (v.turn + 1) + " of 11"),
       h("span", {}, "start: ", ctx.seatLabel(v.start_seat)),
-      v.over ? null : h("span", {}, "to play: ", ctx.seatLabel(v.active_seat)),
+      v.over ? h("span", {}, "to play: nobody") : h("span", {}, "to play: ", ctx.seatLabel(v.active_seat)),
       h("span", { class: "muted" }, "wins with " + v.target_districts + " districts or " + v.target_points + " points"));
     const cards = h("div", { class: "v-cards" },
       h("div", { "data-testid": "revealed" }, h("b", {}, "Protection cards shown this round: "), list(v.revealed), h("span", { class: "muted" }, " (" + v.pile_left + " left)")),
@@ -89,7 +89,7 @@ window.FamigliaBoard = (function () {
   }
 
   const STYLE = `
-.v-status { display: flex; flex-wrap: wrap; gap: 0.3rem 1.2rem; align-items: center; font-size: 0.95rem; }
+.v-status { display: flex; flex-wrap: wrap; gap: 0.3rem 1.2rem; align-items: center; align-content: flex-start; font-size: 0.95rem; min-height: 2.8rem; }
 .v-cards { margin: 0.4rem 0; font-size: 0.9rem; display: grid; gap: 0.15rem; }
 .v-hidden { color: #6b4e00; }
 .v-winner { min-height: 1.6rem; font-weight: 600; display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; }
