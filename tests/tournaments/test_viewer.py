@@ -138,6 +138,9 @@ def test_replay_view_writes_the_page_and_one_per_seat(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "web").iterdir()) == [
         "game.html", "game.seat-0.html", "game.seat-1.html", "game.seat-2.html",
     ]  # fmt: skip
+    # Pages hold the whole deal, as the replay does: the host's alone.
+    assert {oct(p.stat().st_mode & 0o777) for p in (tmp_path / "web").iterdir()} == {"0o600"}
+    assert oct((tmp_path / "web").stat().st_mode & 0o777) == "0o700"
     same = runner.invoke(app, ["replay", "view", str(replay), "--out", str(replay)])
     assert same.exit_code == 2 and "that is the replay itself" in same.output
     missing = runner.invoke(app, ["replay", "view", str(tmp_path / "nope.jsonl")])

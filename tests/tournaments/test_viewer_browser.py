@@ -169,6 +169,11 @@ def test_viewer_at_end_shows_final_ranks_and_scores_as_text(browser: Any, games:
     )
     page.wait_for_function("document.getElementById('play').textContent === 'play'")
     assert page.evaluate("location.hash") == "#end"
+    # The view links keep the position: seat 0's page opens at the same step.
+    page.goto(games[game].as_uri() + "#step=5")
+    page.locator("a[data-view-link]", has_text="seat 0").click()
+    page.wait_for_function("document.body.dataset.step === '5'")
+    assert page.url.endswith(".seat-0.html#step=5")
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(games[game].as_uri() + "#step=12")
     page.screenshot(path=str(ARTIFACTS / f"viewer-{game}-1280x800.png"))

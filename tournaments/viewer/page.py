@@ -86,11 +86,19 @@ def write_viewer(replay: Path, out: Path) -> list[Path]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Written beside and renamed into place: a reader never sees half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Written beside and renamed into place: a reader never sees half a page.
+
+    Owner-only (0600, new folders 0700), like the replay it comes from: a page
+    holds the whole deal, and a sandboxed bot of the same tournament, running
+    as another user, must not read the deal of a game whose seats are rotated
+    and played again on the same seed. Publishing the pages is the host's act.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     try:
-        partial.write_text(text, encoding="utf-8")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
