@@ -120,6 +120,25 @@ def test_edited_events_are_flagged_at_their_line(tmp_path: Path) -> None:
     )
 
 
+def test_a_forfeit_of_a_seat_that_does_not_exist_stops_the_page_at_its_line(tmp_path: Path) -> None:
+    replay = vendetta_replay(tmp_path / "v.jsonl")
+    lines = replay.read_bytes().split(b"\n")
+    forfeit = b'{"type":"forfeit","seat":9,"request":1,"kind":"crash","reason":"x","events":[]}'
+    replay.write_bytes(b"\n".join([*lines[:6], forfeit, *lines[6:]]))
+    data = build_viewer_data(replay)
+    assert data.problem is not None and data.problem.line == 7 and "ForfeitRecord" in data.problem.message
+    assert "stops making sense at line 7" in write_viewer(replay, tmp_path / "v.html")[0].read_text()
+
+
+def test_a_replay_of_a_game_famiglia_does_not_ship_gives_a_page_that_says_so(tmp_path: Path) -> None:
+    replay = vendetta_replay(tmp_path / "v.jsonl")
+    lines = replay.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b'"game":"vendetta"', b'"game":"chess"')
+    replay.write_bytes(b"\n".join(lines))
+    page = write_viewer(replay, tmp_path / "v.html")[0].read_text()
+    assert "stops making sense at line 1: the header cannot start a game: unknown game &#39;chess&#39;" in page
+
+
 @pytest.mark.parametrize("content", [b"", b"hello\n", b'{"type":"action","seat":0}\n', b"\xff\xfe\n"])
 def test_replay_view_on_a_file_that_is_not_a_replay_exits_2_with_one_line(tmp_path: Path, content: bytes) -> None:
     bad = tmp_path / "bad.jsonl"

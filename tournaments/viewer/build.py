@@ -202,6 +202,11 @@ def build_viewer_data(path: Path) -> ViewerData:
         except ChanceMismatch as exc:
             stop = Problem(number, f"the chance draws do not fit the game: {exc}")
             break
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            # An edited record the engine cannot take (a seat that does not exist, ...):
+            # the page stops here and says so rather than failing to be written.
+            stop = Problem(number, f"the engine cannot take this {record.__class__.__name__}: {exc}")
+            break
     _attach_notes(views, notes, by_request)
     if stop is not None:
         data.problem = stop
