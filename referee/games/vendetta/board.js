@@ -38,7 +38,7 @@ window.FamigliaBoard = (function () {
       const rows = [];
       for (let s = 0; s < n; s++) {
         rows.push(h("div", { class: "v-row" + (counts[s] ? "" : " zero") },
-          ctx.seatLabel(s), h("span", { class: "v-count", "data-testid": "district-" + d + "-seat-" + s }, counts[s])));
+          ctx.seatLabel(s, true), h("span", { class: "v-count", "data-testid": "district-" + d + "-seat-" + s }, counts[s])));
       }
       const notes = (marks[d] || []).map((m) => h("div", { class: "v-mark " + m.cls }, m.text));
       districts.push(h("div", { class: "v-district" + (shown ? " shown" : "") + ((marks[d] || []).length ? " touched" : ""), "data-district": d },
@@ -93,7 +93,7 @@ window.FamigliaBoard = (function () {
 .v-cards { margin: 0.4rem 0; font-size: 0.9rem; display: grid; gap: 0.15rem; }
 .v-hidden { color: #6b4e00; }
 .v-winner { min-height: 1.6rem; font-weight: 600; display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; }
-.v-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(11.5rem, 46%), 1fr)); gap: 0.45rem; margin: 0.3rem 0 0.8rem; }
+.v-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(9.6rem, 46%), 1fr)); gap: 0.45rem; margin: 0.3rem 0 0.8rem; }
 .v-district { border: 2px solid #d9d9de; border-radius: 8px; padding: 0.3rem 0.45rem; background: #fbfbfc; font-size: 0.85rem; }
 .v-district.shown { background: #eef4ff; }
 .v-district.touched { border-color: #0b57d0; }
@@ -102,7 +102,7 @@ window.FamigliaBoard = (function () {
 .v-row { display: flex; justify-content: space-between; gap: 0.3rem; line-height: 1.35; }
 .v-row.zero { opacity: 0.45; }
 .v-count { font-weight: 600; min-width: 1.5rem; text-align: right; }
-.v-notes { height: 3.1rem; overflow: hidden; font-size: 0.72rem; color: #333; }
+.v-notes { height: 2.9rem; overflow: hidden; font-size: 0.72rem; color: #333; }
 .v-mark.m-vendetta, .v-mark.m-raid { color: #8a1c00; font-weight: 600; }
 .v-scroll { overflow-x: auto; }
 .v-seats { font-size: 0.9rem; width: 100%; margin-bottom: 0.5rem; }

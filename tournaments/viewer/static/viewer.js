@@ -27,9 +27,11 @@
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   function seatName(seat) { return "seat " + seat + " " + (data.seats[seat] || "?"); }
-  function seatLabel(seat) {
-    return h("span", { class: "seat", "data-seat": seat },
-      h("span", { class: "swatch", style: "background:" + data.colours[seat] }), h("span", { class: "name" }, seatName(seat)));
+  // A seat's colour always comes with its name; ``short`` leaves out "seat N" where room is tight.
+  function seatLabel(seat, short) {
+    return h("span", { class: "seat", "data-seat": seat, title: seatName(seat) },
+      h("span", { class: "swatch", style: "background:" + data.colours[seat] }),
+      h("span", { class: "name" }, short ? (data.seats[seat] || "?") : seatName(seat)));
   }
   function compact(value) {
     if (Array.isArray(value)) return "[" + value.map(compact).join(", ") + "]";
