@@ -49,6 +49,11 @@ class Chart(msgspec.Struct, frozen=True):
     shapes: list[Shape]
 
 
+def _fit(name: str, limit: int = 26) -> str:
+    """A label that fits the space left of a chart; the tables hold the full name."""
+    return name if len(name) <= limit else name[: limit - 1] + "\u2026"
+
+
 def _n(value: float) -> str:
     return f"{value:.1f}"
 
@@ -110,7 +115,7 @@ def forest_plot(standings: Sequence[Standing]) -> Chart | None:
     for i, s in enumerate(standings):
         y = 20 + i * row
         colour = PALETTE[s.entrant % len(PALETTE)]  # an entrant has the same colour in every picture
-        shapes.append(_text(label, y + 4, f"{s.place}. {s.name}", "end"))
+        shapes.append(_text(label, y + 4, _fit(f"{s.place}. {s.name}"), "end"))
         shapes.append(_line(x(s.lower), y, x(s.upper), y, "#333", 2))
         shapes.append(Shape("circle", {"cx": _n(x(s.rating)), "cy": _n(y), "r": "5", "fill": colour, "stroke": "#333"},
                             f"{s.name}: {s.rating:+.0f} ({s.lower:+.0f} .. {s.upper:+.0f})"))  # fmt: skip
@@ -149,7 +154,7 @@ def rating_history_chart(history: RatingHistory) -> Chart | None:
         ly = y0 + 8 + e * 18
         if ly < y1:
             shapes.append(_rect(x1 + 12, ly - 8, 12, 10, colour))
-            shapes.append(_text(x1 + 30, ly + 1, name))
+            shapes.append(_text(x1 + 30, ly + 1, _fit(name, 22)))
     return Chart("Live rating (OpenSkill mu - 3 sigma) as games came in", width, height, shapes)
 
 
@@ -196,7 +201,7 @@ def terminations_chart(terminations: dict[str, dict[str, int]]) -> Chart | None:
     _axis(shapes, 0, most, x0, x1, 4, height - 44, "g")
     for i, (name, counts) in enumerate(named):
         y = 8 + i * row
-        shapes.append(_text(label, y + 12, name, "end"))
+        shapes.append(_text(label, y + 12, _fit(name), "end"))
         x = float(x0)
         for kind in kinds:
             count = counts.get(kind, 0)
@@ -251,7 +256,7 @@ def thinking_time_chart(times: ThinkingTimes) -> Chart | None:
         y = 14 + i * row
         colour = PALETTE[entrant % len(PALETTE)]
         q1, median, q3 = (_quantile(values, q) for q in (0.25, 0.5, 0.75))
-        shapes.append(_text(label, y + 4, name, "end"))
+        shapes.append(_text(label, y + 4, _fit(name), "end"))
         shapes.append(_line(x(values[0]), y, x(values[-1]), y, "#333"))
         shapes.append(_rect(x(q1), y - 7, x(q3) - x(q1), 14, colour,
                             f"{name}: median {median:.2f} ms, quartiles {q1:.2f} .. {q3:.2f}, range {values[0]:.2f} .. {values[-1]:.2f}, {len(values)} games"))  # fmt: skip
