@@ -1,37 +1,52 @@
 """A tournament's results as one HTML page a host can publish as it is.
 
-Standings with intervals, seat advantage, terminations per entrant, likelihood
-of superiority, the crosstable and the list of games, from the same report
-values the terminal tables show (``tournaments.reports``). The page is one
-self-contained file: no scripts, no fonts or styles fetched from anywhere.
-Every text that came from a tournament file or a bot (names, reasons) is
-escaped, so an entrant called ``<script>`` is shown, not run.
+Standings with a forest plot of the intervals, the live ratings as games came
+in, seat advantage, terminations and thinking time per entrant, likelihood of
+superiority, the crosstable and the list of games, each game linked to its
+viewer page. The page comes from the ``report.html.j2`` template (autoescaping
+on), its pictures are inline SVG, its one script sorts tables; it fetches
+nothing. Every text that came from a tournament file or a bot (names, reasons)
+is escaped, so an entrant called ``<script>`` is shown, not run.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from html import escape
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import msgspec
+
+from tournaments.charts import (
+    forest_plot,
+    rating_history_chart,
+    seat_advantage_chart,
+    terminations_chart,
+    thinking_time_chart,
+)
+from tournaments.report_data import RatingHistory, ThinkingTimes
 from tournaments.reports import Crosstable, GameRow, Standings
+from tournaments.viewer.templating import environment, package_text
 
-__all__ = ["MAX_GAME_ROWS", "render_report"]
+__all__ = ["MAX_GAME_ROWS", "GameLinks", "render_report", "replay_href"]
 
 MAX_GAME_ROWS = 10_000
 """Games listed on the page; past this the page says how many it left out."""
 
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; }
-h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 0.5em 0; }
-th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e4e4e4; text-align: left; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-caption { text-align: left; color: #555; padding-bottom: 0.3em; }
-.muted { color: #666; }
-"""
+
+class GameLinks(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a game's row points: its viewer page, its replay file, or why there is no page."""
+
+    viewer: str | None = None
+    replay: str | None = None
+    note: str = ""
+
+
+def _cell(
+    text: object, sort: float | str | None = None, href: str | None = None, testid: str | None = None
+) -> dict[str, Any]:
+    return {"text": str(text), "sort": sort, "href": href, "testid": testid}
 
 
 def render_report(
@@ -41,150 +56,135 @@ def render_report(
     *,
     generated: str,
     page_path: Path | None = None,
+    history: RatingHistory | None = None,
+    times: ThinkingTimes | None = None,
+    links: Mapping[int, GameLinks] | None = None,
 ) -> str:
-    """The whole page. ``page_path`` (where it will be written) makes replay links relative to it."""
-    title = f"{report.tournament} ({report.game})"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title>",
-        f"<style>{_STYLE}</style>",
-        "</head><body>",
-        f"<h1>{escape(title)}</h1>",
-        f'<p class="muted">{report.games} of {report.scheduled} games finished; made by famiglia on {escape(generated)}.</p>',
-    ]
-    parts += _standings(report)
-    parts += _head_to_head(report)
-    parts += _seat_advantage(report)
-    parts += _superiority(report)
-    parts += _crosstable(table)
-    parts += _games(games, page_path)
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
-
-
-def _standings(report: Standings) -> list[str]:
-    out = ["<h2>Standings</h2>"]
-    if not report.standings:
-        return [*out, "<p>No finished game yet.</p>"]
-    out.append(
-        '<p class="muted">Ratings from a Plackett-Luce fit of every finished game, on an Elo-like scale '
-        "(differences matter, not the zero); the interval is 95%.</p>"
+    """The whole page. ``page_path`` (where it will be written) makes replay links relative to it;
+    ``links`` (from ``tournaments.report_pages``) gives each game its viewer page."""
+    charts = {
+        "forest": forest_plot(report.standings),
+        "history": None if history is None else rating_history_chart(history),
+        "seats": seat_advantage_chart(report.seat_offsets),
+        "terminations": terminations_chart(report.terminations),
+        "thinking": None if times is None else thinking_time_chart(times),
+    }
+    shown = games[:MAX_GAME_ROWS]
+    return (
+        environment()
+        .get_template("report.html.j2")
+        .render(
+            title=f"{report.tournament} ({report.game})",
+            report=report,
+            generated=generated,
+            charts=charts,
+            standings=_standings(report),
+            head_to_head=_head_to_head(report),
+            seats=_seat_advantage(report),
+            superiority=_superiority(report),
+            cross=_crosstable(table),
+            game_table=_games(shown, page_path, links),
+            games_total=len(games),
+            games_shown=len(shown),
+            sort_script=package_text("sort.js"),
+        )
     )
+
+
+def _standings(report: Standings) -> dict[str, Any]:
     rows = []
     for row in report.standings:
         terms = report.terminations.get(row.name, {})
         rows.append([
-            str(row.place), row.name, f"{row.rating:+.0f}", f"{row.lower:+.0f} .. {row.upper:+.0f}",
-            str(row.games), str(row.wins), f"{row.average_rank:.2f}",
-            ", ".join(f"{kind} {count}" for kind, count in sorted(terms.items())) or "-",
+            _cell(row.place, row.place), _cell(row.name), _cell(f"{row.rating:+.0f}", row.rating),
+            _cell(f"{row.lower:+.0f} .. {row.upper:+.0f}", row.lower), _cell(row.games, row.games),
+            _cell(row.wins, row.wins), _cell(f"{row.average_rank:.2f}", row.average_rank),
+            _cell(", ".join(f"{kind} {count}" for kind, count in sorted(terms.items())) or "-", sum(terms.values())),
         ])  # fmt: skip
     headers = ["#", "entrant", "rating", "95% interval", "games", "wins", "avg rank", "terminations"]
-    return [*out, _table(headers, rows, numeric={0, 2, 3, 4, 5, 6})]
+    return {"headers": headers, "rows": rows, "numeric": {0, 2, 3, 4, 5, 6}}
 
 
-def _head_to_head(report: Standings) -> list[str]:
+def _head_to_head(report: Standings) -> str | None:
     h2h = report.head_to_head
     if h2h is None:
-        return []
+        return None
     if h2h.decision == "continue":
         decision = "no verdict: the game budget ran out" if h2h.exhausted else "no verdict yet"
     else:
         decision = h2h.decision
-    verdict = (
-        f"<p>{escape(decision)} after {h2h.pairs} pairs of games: score {h2h.score:.3f} "
+    return (
+        f"{decision} after {h2h.pairs} pairs of games: score {h2h.score:.3f} "
         f"({h2h.wins} wins, {h2h.draws} draws, {h2h.losses} losses), Elo difference {h2h.elo:+.0f} "
         f"({h2h.elo_lower:+.0f} .. {h2h.elo_upper:+.0f}); log-likelihood ratio {h2h.llr:+.2f} "
-        f"between the bounds {h2h.lower_bound:+.2f} and {h2h.upper_bound:+.2f}.</p>"
+        f"between the bounds {h2h.lower_bound:+.2f} and {h2h.upper_bound:+.2f}."
     )
-    return ["<h2>Head-to-head</h2>", verdict]
 
 
-def _seat_advantage(report: Standings) -> list[str]:
+def _seat_advantage(report: Standings) -> dict[str, Any] | None:
     if not report.seat_offsets:
-        return []
-    out = ["<h2>Seat advantage</h2>", '<p class="muted">Rating points each seat adds, by table size.</p>']
+        return None
     width = max(len(o.offsets) for o in report.seat_offsets)
     rows = [
-        [str(o.table_size), str(o.games), *(f"{v:+.0f}" for v in o.offsets), *([""] * (width - len(o.offsets)))]
+        [_cell(o.table_size, o.table_size), _cell(o.games, o.games), *(_cell(f"{v:+.0f}", v) for v in o.offsets),
+         *([_cell("")] * (width - len(o.offsets)))]
         for o in report.seat_offsets
-    ]
+    ]  # fmt: skip
     headers = ["players", "games", *(f"seat {s}" for s in range(width))]
-    return [*out, _table(headers, rows, numeric=set(range(width + 2)))]
+    return {"headers": headers, "rows": rows, "numeric": set(range(width + 2))}
 
 
-def _superiority(report: Standings) -> list[str]:
+def _superiority(report: Standings) -> dict[str, Any] | None:
     los = report.superiority
     if los is None or len(los.entrants) < 2:
-        return []
+        return None
     names = {row.entrant: row.name for row in report.standings}
-    header = [""] + [names[e] for e in los.entrants]
-    rows = [[names[e], *(f"{v:.2f}" for v in values)] for e, values in zip(los.entrants, los.values, strict=True)]
-    return [
-        "<h2>Likelihood of superiority</h2>",
-        '<p class="muted">The chance that the row entrant is stronger than the column entrant.</p>',
-        _table(header, rows, numeric=set(range(1, len(header)))),
+    headers = [""] + [names[e] for e in los.entrants]
+    rows = [
+        [_cell(names[e]), *(_cell(f"{v:.2f}", v) for v in values)]
+        for e, values in zip(los.entrants, los.values, strict=True)
     ]
+    return {"headers": headers, "rows": rows, "numeric": set(range(1, len(headers)))}
 
 
-def _crosstable(table: Crosstable) -> list[str]:
+def _crosstable(table: Crosstable) -> dict[str, Any]:
     names = table.names
     rows = [
-        [name, *("-" if i == j else f"{table.ahead[i][j]}/{table.met[i][j]}" for j in range(len(names)))]
+        [_cell(name), *(_cell("-") if i == j else _cell(f"{table.ahead[i][j]}/{table.met[i][j]}",
+                                                        table.ahead[i][j] / max(table.met[i][j], 1))
+                        for j in range(len(names)))]
         for i, name in enumerate(names)
-    ]
-    return [
-        "<h2>Crosstable</h2>",
-        '<p class="muted">Games the row entrant finished ahead of the column entrant / games they played together.</p>',
-        _table(["", *names], rows, numeric=set(range(1, len(names) + 1))),
-    ]
+    ]  # fmt: skip
+    return {"headers": ["", *names], "rows": rows, "numeric": set(range(1, len(names) + 1))}
 
 
-def _games(games: Sequence[GameRow], page_path: Path | None) -> list[str]:
-    out = [f"<h2>Games ({len(games)})</h2>"]
-    shown = games[:MAX_GAME_ROWS]
-    if len(games) > len(shown):
-        out.append(
-            f'<p class="muted">The first {len(shown)} of {len(games)} games; '
-            "<code>famiglia games --format json</code> lists them all.</p>"
-        )
-    cells = []
-    for game in shown:
+def _games(games: Sequence[GameRow], page_path: Path | None, links: Mapping[int, GameLinks] | None) -> dict[str, Any]:
+    rows = []
+    for game in games:
         seats = ", ".join(f"{name} ({rank})" for name, rank in zip(game.seats, game.ranks, strict=True))
         terms = ", ".join(f"{n}: {t}" for n, t in zip(game.seats, game.terminations, strict=True) if t) or "-"
-        text = [str(game.game), str(game.seed), game.ended_by, seats, terms, f"{game.seconds:.2f}"]
-        cells.append([*(escape(c) for c in text), _link(_replay_href(game.replay, page_path), game.replay_note)])
-    headers = ["game", "seed", "ended by", "seats (rank)", "terminations", "seconds", "replay"]
-    return [*out, _raw_table(headers, cells, numeric={0, 1, 5})]
+        link = links.get(game.game) if links is not None else None
+        if link is None:
+            note = f"not linked: {game.replay_note}" if game.replay_note else ""
+            link = GameLinks(replay=replay_href(game.replay, page_path), note=note)
+        if link.viewer is not None:
+            watch = _cell("watch", None, link.viewer, f"watch-{game.game}")
+        else:
+            watch = _cell(link.note or "-")
+        replay = _cell("replay", None, link.replay) if link.replay is not None else _cell("-")
+        rows.append([
+            _cell(game.game, game.game), _cell(game.seed, game.seed), _cell(game.ended_by), _cell(seats),
+            _cell(terms), _cell(f"{game.seconds:.2f}", game.seconds), watch, replay,
+        ])  # fmt: skip
+    headers = ["game", "seed", "ended by", "seats (rank)", "terminations", "seconds", "viewer", "replay"]
+    return {"headers": headers, "rows": rows, "numeric": {0, 1, 5}}
 
 
-def _replay_href(replay: str | None, page_path: Path | None) -> str | None:
+def replay_href(replay: str | None, page_path: Path | None) -> str | None:
+    """A link to a file from the page: relative to the page when its place is known."""
     if not replay:
         return None
     if page_path is None:
         return Path(replay).as_uri() if Path(replay).is_absolute() else replay
     # Relative to the page, so the page and its replay folder can be published together.
     return Path(os.path.relpath(replay, page_path.parent)).as_posix()
-
-
-def _link(href: str | None, note: str = "") -> str:
-    if href is None:
-        return f'<span class="muted">not linked: {escape(note)}</span>' if note else "-"
-    return f'<a href="{escape(href, quote=True)}">replay</a>'
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, numeric: set[int]) -> str:
-    return _raw_table(headers, [[escape(cell) for cell in row] for row in rows], numeric=numeric)
-
-
-def _raw_table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, numeric: set[int]) -> str:
-    """A table of cells that are already HTML (escaped by the caller)."""
-
-    def cls(column: int) -> str:
-        return ' class="n"' if column in numeric else ""
-
-    head = "".join(f"<th{cls(i)}>{escape(h)}</th>" for i, h in enumerate(headers))
-    body = "\n".join(
-        "<tr>" + "".join(f"<td{cls(i)}>{cell}</td>" for i, cell in enumerate(row)) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"

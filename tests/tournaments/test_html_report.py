@@ -5,10 +5,12 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
-from tournaments.html_report import MAX_GAME_ROWS, render_report
+from tournaments.html_report import MAX_GAME_ROWS, GameLinks, render_report
 from tournaments.ratings import LosMatrix, SeatOffsets, Standing
+from tournaments.report_data import RatingHistory, ThinkingTimes
 from tournaments.reports import Crosstable, GameRow, Standings
 from tournaments.sprt import Decision, SprtStatus
+from tournaments.viewer.templating import package_text
 
 HOSTILE = '<script>alert("x")</script>'
 VOID = {"meta", "br", "img", "link", "input", "hr"}
@@ -54,9 +56,19 @@ def sample(games: int = 2, replay_folder: str = "/data/t/replays") -> tuple[Stan
         games=games,
         scheduled=6,
         standings=[
-            Standing(place=i + 1, entrant=i, name=name, rating=100.0 - 80 * i, stderr=20.0, lower=60.0 - 80 * i,
-                     upper=140.0 - 80 * i, games=games, wins=2 - i if i < 2 else 0, average_rank=1.0 + i,
-                     seat_games=[1, 1, 0])
+            Standing(
+                place=i + 1,
+                entrant=i,
+                name=name,
+                rating=100.0 - 80 * i,
+                stderr=20.0,
+                lower=60.0 - 80 * i,
+                upper=140.0 - 80 * i,
+                games=games,
+                wins=2 - i if i < 2 else 0,
+                average_rank=1.0 + i,
+                seat_games=[1, 1, 0],
+            )
             for i, name in enumerate(names)
         ],
         seat_offsets=[SeatOffsets(table_size=3, games=games, offsets=[12.0, -3.0, -9.0], stderr=[5.0, 5.0, 5.0])],
@@ -80,13 +92,15 @@ def test_the_page_has_every_section_and_is_well_formed() -> None:
         assert heading in text
     assert "+100" in text and "+60 .. +140" in text and "crash 1" in text and "2/2" in text and "0.93" in text
     assert "club <night> (vendetta)" in text  # the name as the host wrote it, shown as text
-    assert parsed.tags.count("table") == 5 and "script" not in parsed.tags
+    assert parsed.tags.count("table") == 5 and parsed.tags.count("script") == 1  # the table sorter only
+    assert parsed.tags.count("svg") == 3  # ratings forest plot, seat advantage, terminations
 
 
 def test_names_from_the_tournament_file_are_shown_never_run() -> None:
     page = render_report(*sample(), generated="now")
     assert HOSTILE not in page and "&lt;script&gt;" in page
-    assert "script" not in parse(page).tags
+    assert parse(page).tags.count("script") == 1  # the table sorter, nothing from a name
+    assert page.count("<script>") == 1 and page.split("<script>")[1].split("</script>")[0] == package_text("sort.js")
 
 
 def test_replay_links_are_relative_to_the_page(tmp_path: Path) -> None:
@@ -115,8 +129,21 @@ def test_a_head_to_head_shows_its_verdict_or_that_the_budget_ran_out() -> None:
     standings, cross, rows = sample()
 
     def status(decision: Decision, exhausted: bool) -> Standings:
-        h2h = SprtStatus(pairs=12, wins=5, draws=4, losses=3, score=0.58, elo=56.0, elo_lower=-20.0, elo_upper=130.0,
-                         llr=3.1, lower_bound=-2.94, upper_bound=2.94, decision=decision, exhausted=exhausted)
+        h2h = SprtStatus(
+            pairs=12,
+            wins=5,
+            draws=4,
+            losses=3,
+            score=0.58,
+            elo=56.0,
+            elo_lower=-20.0,
+            elo_upper=130.0,
+            llr=3.1,
+            lower_bound=-2.94,
+            upper_bound=2.94,
+            decision=decision,
+            exhausted=exhausted,
+        )
         return Standings(**{**{f: getattr(standings, f) for f in standings.__struct_fields__}, "head_to_head": h2h})
 
     decided = " ".join(parse(render_report(status("A stronger", False), cross, rows, generated="now")).text)
@@ -124,3 +151,26 @@ def test_a_head_to_head_shows_its_verdict_or_that_the_budget_ran_out() -> None:
     assert "Elo difference +56 (-20 .. +130)" in decided
     budget = " ".join(parse(render_report(status("continue", True), cross, rows, generated="now")).text)
     assert "no verdict: the game budget ran out after 12 pairs" in budget
+
+
+def test_each_game_links_to_its_viewer_page_when_it_has_one() -> None:
+    standings, cross, rows = sample()
+    links = {0: GameLinks(viewer="t-games/game-000000.html", replay="replays/game-000000.jsonl"),
+             1: GameLinks(note="replay missing")}  # fmt: skip
+    parsed = parse(render_report(standings, cross, rows, generated="now", links=links))
+    assert parsed.hrefs == ["t-games/game-000000.html", "replays/game-000000.jsonl"]
+    assert "replay missing" in parsed.text
+
+
+def test_rating_history_and_thinking_time_pictures_name_every_entrant_as_text() -> None:
+    standings, cross, rows = sample()
+    names = [row.name for row in standings.standings]
+    history = RatingHistory(names=names, games=[0, 1, 2], values=[[0.0, 1.0, 2.0], [0.0, -1.0, -2.0], [0.0, 0.5, 0.2]])
+    times = ThinkingTimes(names=names, per_game=[[1.0, 2.0, 40.0], [0.3], []])
+    page = render_report(standings, cross, rows, generated="now", history=history, times=times)
+    parsed = parse(page)
+    assert parsed.tags.count("svg") == 5 and parsed.tags.count("polyline") == 3
+    assert HOSTILE not in page
+    text = " ".join(parsed.text)
+    assert "Ratings as games came in" in text and "Thinking time" in text
+    assert "alpha: median 2.00 ms, quartiles 1.50 .. 21.00, range 1.00 .. 40.00, 3 games" in text

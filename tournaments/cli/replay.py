@@ -1,4 +1,4 @@
-"""``famiglia replay``: check a replay against the engine, or read it turn by turn."""
+"""``famiglia replay``: check a replay against the engine, read it turn by turn, or watch it in a browser."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from referee.replay import (
     verify_replay,
 )
 from tournaments.cli.common import console, fail, user_errors
+from tournaments.viewer import write_viewer
 
 __all__ = ["app", "describe"]
 
@@ -110,3 +111,20 @@ def show(
                     )
             case ChanceRecord():
                 pass
+
+
+@app.command()
+def view(
+    file: Annotated[Path, typer.Argument(help="a replay file written by famiglia")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="the HTML page to write (default: the replay's name with .html)")
+    ] = None,
+) -> None:
+    """Write the replay as a web page to watch move by move (one more page per seat's view)."""
+    page = out if out is not None else file.with_suffix(".html")
+    if page.resolve() == file.resolve():
+        fail(f"--out {page}: that is the replay itself; choose another file name")
+    with user_errors():
+        written = write_viewer(file, page)
+    console.print(f"viewer: {written[0]}", highlight=False)
+    console.print(f"  each seat's view: {', '.join(p.name for p in written[1:])}", highlight=False)

@@ -11,11 +11,14 @@ from typing import Annotated
 import msgspec
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from referee.private import write_private
-from tournaments.cli.common import console, fail, user_errors
-from tournaments.html_report import render_report
+from tournaments.cli.common import console, err_console, fail, user_errors
+from tournaments.html_report import MAX_GAME_ROWS, render_report
+from tournaments.report_data import rating_history, thinking_times
+from tournaments.report_pages import game_links, pages_folder
 from tournaments.reports import Standings, crosstable, game_rows, standings
 from tournaments.store import Store
 
@@ -145,16 +148,28 @@ def report_command(
         Path | None, typer.Option("--out", help="the HTML file to write (default: beside the database, .html)")
     ] = None,
 ) -> None:
-    """Write the results as one HTML page: standings, seat advantage, crosstable, every game."""
+    """Write the results as an HTML page (standings, pictures, crosstable, every game) and a viewer page per game."""
     store = open_store(db)
     page = out if out is not None else db.with_suffix(".html")
     with user_errors():
         report = standings(store)
         table = crosstable(store)
         games = game_rows(store)
+        shown = games[:MAX_GAME_ROWS]
+        with Progress(
+            TextColumn("viewer pages"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=err_console, transient=True, disable=len(shown) < 20,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("pages", total=len(shown))
+            links = game_links(shown, page.resolve(), progress=lambda: bar.advance(task))
         when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        text = render_report(report, table, games, generated=when, page_path=page.resolve())
+        text = render_report(
+            report, table, games, generated=when, page_path=page.resolve(),
+            history=rating_history(store), times=thinking_times(store), links=links,
+        )  # fmt: skip
         # Written beside and renamed into place: a reader never sees half a page.
         # Readable by the host only, and a reader never sees half a page.
         write_private(page, text.encode("utf-8"))
     console.print(f"report: {page}", highlight=False)
+    if any(link.viewer for link in links.values()):
+        console.print(f"viewer pages: {pages_folder(page)}/", highlight=False)

@@ -724,6 +724,14 @@ class VendettaState:
             target_points=targets[1],
         )
 
+    def hidden_cards(self) -> tuple[list[int], list[int]]:
+        """What no seat knows (H5): the unrevealed protection cards, top first, and
+        this round's raid cards, as 1-based districts. For the replay viewer's
+        all-seeing view only; a seat's view never holds them."""
+        if self._over:
+            return [], []
+        return [d + 1 for d in self._pile[self._revealed :]], [d + 1 for d in self._raid]
+
     def events_for(
         self, seat: int, events: list[msgspec.Struct]
     ) -> list[msgspec.Struct]:

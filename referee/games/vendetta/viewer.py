@@ -1,0 +1,32 @@
+"""What the replay viewer draws of a Vendetta position, per view.
+
+Every Vendetta fact is public (H5) except the order of the unrevealed protection
+cards and the round's raid cards; a seat's snapshot is the engine's own view for
+that seat, and only the all-seeing snapshot (``seat=None``) adds the hidden cards.
+The drawing itself is ``board.js`` beside this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from referee.games.base import GameState
+from referee.games.vendetta import VendettaState
+
+__all__ = ["snapshot"]
+
+
+def snapshot(state: GameState, seat: int | None, events: list[Any], memory: dict[str, Any]) -> dict[str, Any]:
+    """The position as plain JSON values: ``view(seat)``, plus the hidden cards when ``seat`` is None.
+
+    ``events`` (this step's, as the view sees them) and ``memory`` (kept per view
+    across steps) are not needed: every Vendetta figure is in the view."""
+    assert isinstance(state, VendettaState)
+    data: dict[str, Any] = msgspec.to_builtins(state.view(0 if seat is None else seat))
+    if seat is None:
+        data["seat"] = None
+        pile, raid = state.hidden_cards()
+        data["hidden"] = {"pile": pile, "raid": raid}
+    return data

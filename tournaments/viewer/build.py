@@ -1,0 +1,242 @@
+"""A replay re-run through its engine, step by step, as the data a viewer page draws.
+
+The page never works out the rules: at every decision the engine's own snapshot
+of the position is taken for each view (everything, and each seat's), so what a
+page shows is exact by construction and a seat's page holds only what the
+engine's view gave that seat. Reading is lenient where a strict reader would
+stop: a truncated or edited replay keeps every step up to the first line that
+stops making sense, and says which line that is and why.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.resources
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import msgspec
+
+from referee.games import get_rules
+from referee.games.base import ChanceDraw, ChanceMismatch, GameRules, GameState, IllegalAction, ScriptedChance
+from referee.replay import (
+    REPLAY_FORMAT,
+    ActionRecord,
+    ChanceRecord,
+    ForfeitRecord,
+    Header,
+    LogRecord,
+    RejectedRecord,
+    ReplayRecord,
+    ResultRecord,
+)
+
+__all__ = ["NotAReplay", "ViewerData", "build_viewer_data", "game_viewer_module", "read_lenient"]
+
+_record_decoder = msgspec.json.Decoder(ReplayRecord)
+_encoder = msgspec.json.Encoder()
+
+
+class NotAReplay(ValueError):
+    """The file is not a famiglia replay at all (nothing to draw)."""
+
+
+class Problem(msgspec.Struct, frozen=True):
+    """Where a replay stops making sense, and why."""
+
+    line: int
+    message: str
+
+
+class ViewerData(msgspec.Struct, kw_only=True):
+    """Everything the pages of one replay need: one list of steps per view.
+
+    ``views["all"]`` and ``views["0"]``, ``views["1"]``, ...: step 0 is the
+    position before the first decision, step k the position after decision k.
+    """
+
+    game: str
+    match: str
+    seats: list[str]
+    variants: dict[str, str]
+    views: dict[str, list[dict[str, Any]]]
+    final: dict[str, Any] | None
+    problem: Problem | None
+
+
+def read_lenient(path: Path) -> tuple[Header, list[tuple[int, ReplayRecord]], Problem | None]:
+    """The header, the records up to the first unreadable line (with line numbers), and that line's problem.
+
+    NotAReplay when the file cannot be read or does not start with a replay header.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NotAReplay(f"{path}: cannot read: {exc.strerror}") from None
+    lines = [(number, line) for number, line in enumerate(data.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise NotAReplay(f"{path}: empty file; give a replay written by `famiglia play --replay` or a tournament")
+    first_number, first = lines[0]
+    try:
+        header = _record_decoder.decode(first)
+    except msgspec.DecodeError:
+        header = None
+    if not isinstance(header, Header):
+        raise NotAReplay(f"{path}: line {first_number} is not a replay header; is it a famiglia replay?")
+    if header.format != REPLAY_FORMAT:
+        raise NotAReplay(f"{path}: replay format {header.format}, this famiglia reads {REPLAY_FORMAT}")
+    records: list[tuple[int, ReplayRecord]] = []
+    for number, line in lines[1:]:
+        try:
+            record = _record_decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            return header, records, Problem(number, f"not a replay record ({exc}); the file may be cut short")
+        if isinstance(record, Header):
+            return header, records, Problem(number, "a second header line")
+        records.append((number, record))
+    return header, records, None
+
+
+def game_viewer_module(rules: GameRules) -> tuple[ModuleType, str]:
+    """A game's ``viewer`` module (its ``snapshot``) and its board-drawing script.
+
+    Both live in the game's own package, so a game added later brings its view.
+    """
+    package = type(rules).__module__
+    module = importlib.import_module(f"{package}.viewer")
+    script = importlib.resources.files(package).joinpath("board.js").read_text(encoding="utf-8")
+    return module, script
+
+
+def _builtins(events: list[Any]) -> list[Any]:
+    return [msgspec.to_builtins(event) for event in events]
+
+
+def build_viewer_data(path: Path) -> ViewerData:
+    """Re-run the replay at ``path`` and take every view's snapshot after every decision."""
+    header, records, problem = read_lenient(path)
+    names = [seat.name for seat in header.seats]
+    n = len(names)
+    view_keys = ["all", *(str(s) for s in range(n))]
+    views: dict[str, list[dict[str, Any]]] = {key: [] for key in view_keys}
+    data = ViewerData(
+        game=header.game, match=header.match, seats=names, variants=dict(header.variants),
+        views=views, final=None, problem=problem,
+    )  # fmt: skip
+    try:
+        rules = get_rules(header.game)
+        module, _ = game_viewer_module(rules)
+        config = msgspec.json.decode(header.config, type=rules.config_type)
+    except (ValueError, msgspec.DecodeError) as exc:
+        data.problem = Problem(1, f"the header cannot start a game: {exc}")
+        return data
+    draws: list[ChanceDraw] = [d for _, r in records if isinstance(r, ChanceRecord) for d in r.draws]
+    chance = ScriptedChance(draws)
+    action_decoder = msgspec.json.Decoder(rules.action_type)
+    try:
+        state: GameState = rules.new_game(n, config, chance)
+    except (ValueError, ChanceMismatch) as exc:
+        data.problem = Problem(1, f"the game cannot start from this replay: {exc}")
+        return data
+
+    memories: dict[str, dict[str, Any]] = {key: {} for key in view_keys}
+
+    def snap(step: dict[str, Any], events: list[Any]) -> None:
+        for key in view_keys:
+            seat = None if key == "all" else int(key)
+            own = seat is None or step["seat"] == seat
+            shown = dict(step)
+            if not own:
+                # Another seat's action, reasons and log lines may name its hidden cards.
+                shown["action"] = None
+                shown["forfeit"] = None if step["forfeit"] is None else {"kind": step["forfeit"]["kind"]}
+            shown["events"] = _builtins(events if seat is None else state.events_for(seat, events))
+            shown["state"] = module.snapshot(state, seat, shown["events"], memories[key])
+            shown["logs"] = []
+            shown["rejected"] = []
+            views[key].append(shown)
+
+    snap({"seat": None, "decision": "start", "action": None, "ms": None, "substituted": False,
+          "forfeit": None, "line": 1}, [])  # fmt: skip
+    by_request: dict[tuple[int, int], int] = {}
+    notes: list[tuple[int, ReplayRecord]] = []  # log lines and rejections, attached at the end
+    result: ResultRecord | None = None
+    stop: Problem | None = None
+    for number, record in records:
+        try:
+            match record:
+                case ActionRecord():
+                    decision = state.decision()
+                    if decision is None or decision.seat != record.seat:
+                        expected = "the game is over" if decision is None else f"seat {decision.seat} to decide"
+                        stop = Problem(number, f"the replay has seat {record.seat} acting, the engine has {expected}")
+                        break
+                    try:
+                        action = action_decoder.decode(record.action)
+                        events = state.apply(record.seat, action)
+                    except (IllegalAction, msgspec.DecodeError, msgspec.ValidationError) as exc:
+                        stop = Problem(number, f"seat {record.seat}'s action cannot be played: {exc}")
+                        break
+                    if _encoder.encode(events) != bytes(record.events):
+                        stop = Problem(number, "the events recorded differ from what the engine gives on re-run")
+                        # The position after the action is still the engine's; it is shown, flagged.
+                    by_request[(record.seat, record.request)] = len(views["all"])
+                    snap({"seat": record.seat, "decision": record.decision,
+                          "action": msgspec.json.decode(record.action), "ms": round(record.ms, 1),
+                          "substituted": record.substituted, "forfeit": None, "line": number}, events)  # fmt: skip
+                    if stop is not None:
+                        break
+                case ForfeitRecord():
+                    events = state.forfeit(record.seat)
+                    by_request.setdefault((record.seat, record.request), len(views["all"]))
+                    snap({"seat": record.seat, "decision": "forfeit", "action": None, "ms": None,
+                          "substituted": False, "forfeit": {"kind": record.kind, "reason": record.reason},
+                          "line": number}, events)  # fmt: skip
+                case LogRecord() | RejectedRecord():
+                    notes.append((number, record))
+                case ResultRecord():
+                    result = record
+                case _:
+                    pass
+        except ChanceMismatch as exc:
+            stop = Problem(number, f"the chance draws do not fit the game: {exc}")
+            break
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            # An edited record the engine cannot take (a seat that does not exist, ...):
+            # the page stops here and says so rather than failing to be written.
+            stop = Problem(number, f"the engine cannot take this {record.__class__.__name__}: {exc}")
+            break
+    _attach_notes(views, notes, by_request)
+    if stop is not None:
+        data.problem = stop
+    elif result is not None:
+        outcome = state.outcome() if state.is_over() else None
+        if outcome is None or (outcome.ranks, outcome.scores) != (result.result.ranks, result.result.scores):
+            data.problem = Problem(records[-1][0], "the recorded result is not what the engine gives on re-run")
+        data.final = msgspec.to_builtins(result.result)
+    elif data.problem is None:
+        last = records[-1][0] if records else 1
+        data.problem = Problem(last, "the replay ends here without a result (the match did not finish)")
+    return data
+
+
+def _attach_notes(
+    views: dict[str, list[dict[str, Any]]],
+    notes: list[tuple[int, ReplayRecord]],
+    by_request: dict[tuple[int, int], int],
+) -> None:
+    """Log lines and rejected actions go to the step of the same request (else the last step)."""
+    last = len(views["all"]) - 1
+    for _, note in notes:
+        assert isinstance(note, LogRecord | RejectedRecord)
+        index = by_request.get((note.seat, note.request), last)
+        for key, steps in views.items():
+            if key != "all" and key != str(note.seat):
+                continue  # a bot's log lines and rejected actions are its own
+            if isinstance(note, LogRecord):
+                steps[index]["logs"].append(note.message)
+            else:
+                steps[index]["rejected"].append(
+                    {"rule": note.rule, "message": note.message, "action": msgspec.json.decode(note.action)}
+                )

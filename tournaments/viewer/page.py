@@ -1,0 +1,104 @@
+"""Viewer pages: one self-contained HTML file per view of a replay.
+
+``game.html`` shows everything; ``game.seat-N.html`` shows what seat N knew at
+each step and holds nothing more (its data is the engine's view for that seat),
+so a bot author can publish or read a seat's page without leaking the others'
+cards. Each page carries its data, the generic player (``static/viewer.js``) and
+the game's own board script; it fetches nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from referee.games import get_rules
+from tournaments.viewer.build import ViewerData, build_viewer_data, game_viewer_module
+from tournaments.viewer.templating import environment, package_text
+
+__all__ = ["SEAT_COLOURS", "render_view", "seat_page", "write_viewer"]
+
+# Okabe-Ito: told apart with the common colour-vision deficiencies; every use
+# also prints the seat's name beside the colour.
+SEAT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+
+
+def seat_page(out: Path, seat: int) -> Path:
+    """Where seat ``seat``'s page of the viewer written to ``out`` goes."""
+    return out.with_name(f"{out.stem}.seat-{seat}{out.suffix or '.html'}")
+
+
+def render_view(data: ViewerData, view: str, out: Path) -> str:
+    """The HTML of one view ("all" or a seat number as text)."""
+    board_script = ""
+    try:
+        _, board_script = game_viewer_module(get_rules(data.game))
+    except (ValueError, ImportError, OSError):
+        board_script = ""  # the page then says the board cannot be drawn
+    links = [{"label": "everything", "href": out.name, "current": view == "all", "seat": None}]
+    for seat, name in enumerate(data.seats):
+        links.append({"label": f"seat {seat} {name}", "href": seat_page(out, seat).name,
+                      "current": view == str(seat), "seat": seat})  # fmt: skip
+    payload: dict[str, Any] = {
+        "game": data.game,
+        "match": data.match,
+        "seats": data.seats,
+        "colours": list(SEAT_COLOURS[: len(data.seats)]),
+        "variants": data.variants,
+        "view": None if view == "all" else int(view),
+        "steps": data.views.get(view, []),
+        "final": data.final,
+        "problem": None if data.problem is None else {"line": data.problem.line, "message": data.problem.message},
+    }
+    title = f"{data.game} {data.match}"
+    if view != "all":
+        title += f" (seat {view}'s view)"
+    return (
+        environment()
+        .get_template("viewer.html.j2")
+        .render(
+            title=title,
+            data=data,
+            view=view,
+            links=links,
+            payload=payload,
+            colours=SEAT_COLOURS,
+            style=package_text("viewer.css"),
+            player_script=package_text("viewer.js"),
+            board_script=board_script,
+        )
+    )
+
+
+def write_viewer(replay: Path, out: Path) -> list[Path]:
+    """Write every view of ``replay`` beside ``out``; the files written, ``out`` first.
+
+    NotAReplay (a ValueError) when ``replay`` is not a replay at all.
+    """
+    data = build_viewer_data(replay)
+    written = []
+    targets = [("all", out), *((str(seat), seat_page(out, seat)) for seat in range(len(data.seats)))]
+    for view, path in targets:
+        _write_atomically(path, render_view(data, view, out))
+        written.append(path)
+    return written
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Written beside and renamed into place: a reader never sees half a page.
+
+    Owner-only (0600, new folders 0700), like the replay it comes from: a page
+    holds the whole deal, and a sandboxed bot of the same tournament, running
+    as another user, must not read the deal of a game whose seats are rotated
+    and played again on the same seed. Publishing the pages is the host's act.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
