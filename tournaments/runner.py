@@ -160,8 +160,8 @@ async def run_pending(
     pending = store.pending()
     if not pending or should_stop():
         return 0
-    bots = prepare_bots([entrant.bot for entrant in config.entrants])
     settings = settings_for(config)
+    bots = prepare_bots([entrant.bot for entrant in config.entrants], settings)
     if config.replays is not None:
         Path(config.replays).mkdir(parents=True, exist_ok=True)
     write_lock = trio.Lock()

@@ -89,7 +89,7 @@ def play(
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
         level = require_level(sandbox)
-        specs = prepare_bots([load_bot(text) for text in bots])
+        specs = prepare_bots([load_bot(text) for text in bots], RefereeSettings(sandbox=level))
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     settings = RefereeSettings(
