@@ -158,7 +158,7 @@ def _outermost(paths: Iterable[str]) -> list[str]:
     return chosen
 
 
-FIFO_INSIDE = "/run/famiglia/stdout"
+FIFO_INSIDE = "/dev/famiglia-stdout"
 """Where the bot's stdout FIFO appears inside the sandbox (the host's path would name the referee)."""
 
 
@@ -182,7 +182,7 @@ def mount_flags(spec: BotSpec, *, fifo: str | None, tmp_bytes: int, writable: st
     flags += ["--proc", "/proc", "--dev", "/dev"]
     flags += ["--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes > 0 else []), "--tmpfs", "/tmp"]
     # After /tmp: a bot folder or a runtime may live under it, and must be mounted over the tmpfs.
-    system = [*SYSTEM_FOLDERS, *_SYSTEM_LINKS, "/tmp"]
+    system = [*SYSTEM_FOLDERS, *_SYSTEM_LINKS, "/tmp", "/dev", "/proc"]
     binds = [p for p in _outermost([*runtime_paths(spec), *bot_files(spec)]) if not _under(p, SYSTEM_FOLDERS)]
     if writable is not None:
         writable = os.path.abspath(writable)

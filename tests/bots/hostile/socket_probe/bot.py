@@ -32,7 +32,8 @@ for target in sys.argv[1:]:
     except OSError as exc:
         sys.stderr.write(f"socket_probe: {target} refused: {exc.strerror or exc}\n")
     else:
-        sys.stderr.write(f"socket_probe: {target} reached\n")
+        # A datagram sent is not a datagram received: the test checks its listener.
+        sys.stderr.write(f"socket_probe: {target} {'sent' if target.startswith('udp:') else 'reached'}\n")
 sys.stderr.write("socket_probe: done\n")
 sys.stderr.flush()
 
