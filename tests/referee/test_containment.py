@@ -22,7 +22,6 @@ from typing import Any
 
 import msgspec
 import pytest
-import trio
 
 from protocol.messages import TimeControl
 from referee.bots import BotSpec, load_bot
