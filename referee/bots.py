@@ -18,14 +18,13 @@ import difflib
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import msgspec
 
-__all__ = ["BotBuildFailed", "BotSpec", "BotSpecError", "build_bot", "load_bot"]
+__all__ = ["BotBuildFailed", "BotSpec", "BotSpecError", "load_bot", "resolve_program"]
 
 
 class BotSpecError(ValueError):
@@ -70,7 +69,7 @@ def _split(command: str | list[str]) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else list(command)
 
 
-def _resolve_program(argv: list[str], cwd: Path, origin: str) -> list[str]:
+def resolve_program(argv: list[str], cwd: Path, origin: str) -> list[str]:
     """Check the program exists now, so a typo is a clear error, not a crash mid-match."""
     if not argv:
         raise BotSpecError(f"{origin}: the command is empty")
@@ -114,7 +113,7 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
         build = _split(manifest.build) if manifest.build else None
         argv = _split(manifest.command)
         if check_program and build is None:
-            argv = _resolve_program(argv, cwd, str(manifest_path))
+            argv = resolve_program(argv, cwd, str(manifest_path))
         elif argv and argv[0] in ("python", "python3"):
             argv = [sys.executable, *argv[1:]]
         return BotSpec(name=manifest.name, command=argv, cwd=str(cwd), build=build, language=manifest.language)
@@ -132,25 +131,6 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
         )
     cwd = root.resolve()
     if check_program:
-        argv = _resolve_program(argv, cwd, repr(text))
+        argv = resolve_program(argv, cwd, repr(text))
     name = Path(argv[-1]).stem if len(argv) > 1 else Path(argv[0]).name
     return BotSpec(name=name, command=argv, cwd=str(cwd))
-
-
-def build_bot(spec: BotSpec, *, timeout_s: float = 300.0) -> BotSpec:
-    """Run the bot's build command (if any) in its folder; the spec ready to start."""
-    if spec.build is None:
-        return spec
-    try:
-        done = subprocess.run(
-            spec.build, cwd=spec.cwd, capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-    except FileNotFoundError:
-        raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
-    except subprocess.TimeoutExpired:
-        raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise BotBuildFailed(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)}")
-    argv = _resolve_program(spec.command, Path(spec.cwd), spec.name)
-    return msgspec.structs.replace(spec, command=argv, build=None)

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from referee.bots import BotSpec, build_bot
+from referee.bots import BotSpec
+from referee.build import build_bot, check_readable
 from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
@@ -46,14 +47,19 @@ class DeadBot:
         return ""
 
 
-def prepare_bots(specs: Sequence[BotSpec]) -> list[BotSpec]:
-    """Run each distinct bot's build command once; the specs ready to start."""
+def prepare_bots(specs: Sequence[BotSpec], settings: RefereeSettings = DEFAULT_SETTINGS) -> list[BotSpec]:
+    """Run each distinct bot's build command once, in its sandbox; the specs ready to start.
+
+    BotBuildFailed when a build fails; BotSpecError when a bot could not read
+    its own files at its sandbox level.
+    """
     built: dict[tuple[str, str], BotSpec] = {}
     ready = []
     for spec in specs:
         key = (spec.cwd, " ".join(spec.command))
         if key not in built:
-            built[key] = build_bot(spec)
+            built[key] = build_bot(spec, settings)
+            check_readable(built[key], settings)
         ready.append(built[key])
     return ready
 

@@ -17,6 +17,7 @@ end after ten seconds, which would kill every bot in a longer game.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 from collections.abc import AsyncIterator
@@ -28,10 +29,10 @@ import trio
 from protocol.codec import LineReader, StreamClosed, send_line
 from referee.bots import BotSpec
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
-from referee.sandbox import Launch, prepare_launch, raise_open_file_limit
+from referee.sandbox import Launch, kill_strays, prepare_launch
 from referee.settings import RefereeSettings
 
-__all__ = ["BotProcess", "ChildProcess", "RunningProcess", "StderrTail", "open_bot"]
+__all__ = ["BotProcess", "ChildProcess", "RunningProcess", "StderrTail", "open_bot", "raise_open_file_limit"]
 
 
 class RunningProcess(Protocol):
@@ -174,7 +175,9 @@ def spawn(launch: Launch, spec: BotSpec, env: dict[str, str]) -> ChildProcess:
             env=env,
             start_new_session=True,
             close_fds=True,
+            pass_fds=launch.pass_fds,
         )
+        launch.spawned()
     except BaseException:
         for fd in parent_ends:
             os.close(fd)
@@ -237,6 +240,9 @@ class BotProcess:
         # Chains that fork report a bot killed by signal N as exit code 128 + N.
         self.signal_exit_codes = launch.signal_exit_codes if launch is not None else False
         self.stdout_fifo = launch.fifo if launch is not None else None
+        # At standard and strict the chain's first process is outside the bot's
+        # PID namespace, the bot pid 2 inside it (referee.sandbox.strays).
+        self.namespaced = launch.namespaced if launch is not None else False
         self.sandbox = launch.description if launch is not None else ""
         """The sandbox the bot runs in, as match records show it."""
         self.failure: BotError | None = None
@@ -268,6 +274,17 @@ class BotProcess:
 
     def stderr_text(self) -> str:
         return self.stderr.text()
+
+    def end_game(self) -> None:
+        """Between two games of a warm process: stop everything the bot started but the bot.
+
+        When that fails (processes forking faster than they are killed) the bot
+        is marked unhealthy, so it is stopped whole rather than reused.
+        """
+        if self.process.returncode is not None:
+            return
+        if not kill_strays(self.process.pid, namespaced=self.namespaced):
+            self.healthy = False
 
     async def send(self, data: bytes) -> None:
         """Write one encoded message; BotCrashed if the bot no longer reads."""
@@ -395,6 +412,24 @@ async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[Bo
                     await process.wait()
     finally:
         launch.release()
+
+
+def raise_open_file_limit(wanted: int = 65536) -> int:
+    """Raise this process's soft open-file limit towards ``wanted`` (capped by the hard limit).
+
+    Each bot costs the referee four descriptors (three pipes and a pidfd), and a
+    tournament runs many at once; the common soft default of 1024 is too few.
+    Returns the soft limit now in force.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft
 
 
 def signal_name(signum: int) -> str:

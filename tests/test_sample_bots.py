@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots import BotSpec, build_bot, load_bot
+from referee.bots import BotSpec, load_bot
+from referee.build import build_bot
 from referee.match import MatchSpec
 from referee.play import play_match
 from referee.replay import read_replay, verify_replay

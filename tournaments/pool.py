@@ -90,6 +90,7 @@ class WarmPool:
         if held is None:
             return
         held.bot.games_played += 1
+        held.bot.end_game()  # nothing it started outlives this game
         reusable = (
             held.bot.healthy
             and held.bot.process.returncode is None

@@ -200,8 +200,8 @@ async def run_pending(
     pending = store.pending()
     if not pending or should_stop():
         return 0
-    bots = prepare_bots([entrant.bot for entrant in config.entrants])
     settings = settings_for(config)
+    bots = prepare_bots([entrant.bot for entrant in config.entrants], settings)
     tournament = store.tournament_id()
     prepare_replays(config, tournament, pending)
     write_lock = trio.Lock()

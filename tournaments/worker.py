@@ -11,6 +11,14 @@ from __future__ import annotations
 import signal
 import sys
 
+# Ctrl-C in a terminal goes to the whole process group, workers included. The
+# parent decides what happens then (it closes our stdin, and we stop our games
+# and bots); a worker that raised KeyboardInterrupt would only print tracebacks
+# over the parent's one line. Ignored before the imports below: a worker still
+# importing when Ctrl-C comes would print one too.
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 import msgspec
 import trio
 
@@ -52,11 +60,7 @@ async def serve() -> None:
 
 
 def main() -> None:
-    # Ctrl-C in a terminal goes to the whole process group, workers included.
-    # The parent decides what happens then (it closes our stdin, and we stop
-    # our games and bots as above); a worker that also raised KeyboardInterrupt
-    # would only print tracebacks over the parent's one line.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as above, for a worker started through main()
     trio.run(serve)
 
 

@@ -6,6 +6,7 @@ import os
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -19,12 +20,23 @@ import trio
 from typer.testing import CliRunner
 
 from protocol.messages import TimeControl
-from referee import sandbox
-from referee.bots import BotSpec, load_bot
+from referee.bots import BotSpec, BotSpecError, load_bot
 from referee.match import MatchSpec
-from referee.play import play_match
-from referee.process import open_bot
-from referee.sandbox import HostSupport, SandboxUnavailable, launcher_argv, memory_resource, require_level, unreachable
+from referee.play import play_match, prepare_bots
+from referee.process import open_bot, raise_open_file_limit
+from referee.sandbox import (
+    HostSupport,
+    SandboxUnavailable,
+    host_support,
+    launcher_argv,
+    memory_resource,
+    prepare_launch,
+    require_level,
+)
+from referee.sandbox import launch as launch_module
+from referee.sandbox.launch import _sweep_dead_referees
+from referee.sandbox.seccomp import UnknownArchitecture, filter_for
+from referee.sandbox.view import FIFO_INSIDE
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import ROOT, TEST_BOTS, processes_in, wait_until_gone
 from tournaments.cli import app
@@ -34,52 +46,83 @@ HOST = HostSupport(
     root=True,
     sh="/bin/sh",
     prlimit="/usr/bin/prlimit",
-    unshare="/usr/bin/unshare",
     setpriv="/usr/bin/setpriv",
     bwrap="/usr/bin/bwrap",
-    namespaces=None,
+    bwrap_problem=None,
 )
 BOT = BotSpec(name="b", command=["/usr/bin/python3", "bot.py"], cwd="/srv/bots/b")
+
+
+def chain(level: str = "standard", spec: BotSpec = BOT, host: HostSupport = HOST, **limits: Any) -> list[str]:
+    return launcher_argv(
+        level, spec, BotLimits(**limits), host, uid=1234 if host.root else None, fifo="/f", seccomp_fd=9
+    )  # type: ignore[arg-type]
+
+
+def pairs(argv: list[str], flag: str) -> list[str]:
+    """Every value that follows ``flag`` in ``argv`` (for flags with one value)."""
+    return [argv[i + 1] for i, word in enumerate(argv[:-1]) if word == flag]
 
 
 # --- the chain, built without running anything --------------------------------
 
 
 def test_none_runs_the_bot_itself() -> None:
-    assert launcher_argv("none", BOT, BotLimits(), HOST, uid=None, fifo=None) == BOT.command
+    assert launcher_argv("none", BOT, BotLimits(), HOST, uid=None, fifo=None, seccomp_fd=9) == BOT.command
 
 
-def test_standard_as_root_limits_unshares_and_drops_to_the_bots_uid() -> None:
-    argv = launcher_argv("standard", BOT, BotLimits(), HOST, uid=1234, fifo="/f")
+def test_standard_as_root_limits_then_sandboxes_then_drops_to_the_bots_uid() -> None:
+    argv = chain()
     text = " ".join(argv)
-    # The order matters: the death signal first, limits while still root, then the
-    # namespaces (which need root), then the uid change, then the bot.
+    # The death signal first, limits while still root, then bwrap (privileged: it
+    # can mount folders other users cannot enter), then the uid change, then the bot.
     assert argv[:4] == ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--"]
-    assert text.index("prlimit") < text.index("unshare") < text.index("--reuid 1234") < text.index("bot.py")
+    assert text.index("prlimit") < text.index("bwrap") < text.index("--reuid 1234") < text.index("bot.py")
     for flag in ("--cpu=600:601", "--as=2147483648", "--nofile=256", "--fsize=67108864", "--nproc=128", "--core=0"):
         assert flag in argv
-    for flag in ("--net", "--pid", "--mount-proc", "--fork", "--kill-child"):
+    for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent"):
         assert flag in argv
-    assert "--user" not in argv  # root needs no user namespace
-    # The uid change clears a death signal, so the inner setpriv sets it again after.
+    assert pairs(argv, "--seccomp") == ["9"]
+    assert "--unshare-user" not in argv  # root needs no user namespace
     inner = argv[argv.index("--reuid") :]
-    assert inner[inner.index("--pdeathsig") + 1] == "KILL" and "--nnp" in inner
-    # Last, the shell that starts the bot with its stdout on the FIFO: sh -c INIT FIFO BOT...
-    assert argv[-6:-4] == ["/bin/sh", "-c"] and argv[-3:] == ["/f", "/usr/bin/python3", "bot.py"]
+    assert inner[inner.index("--pdeathsig") + 1] == "KILL" and "--nnp" in inner and "-all" in inner
+    # Last, the shell that opens the FIFO (at its path inside) as the bot's stdout.
+    assert argv[-6:-3] == ["/bin/sh", "-c", 'exec "$@" >"$0"'] and argv[-3:] == [FIFO_INSIDE, *BOT.command]
+    assert f"--bind /f {FIFO_INSIDE}" in text
 
 
-def test_standard_without_root_maps_a_user_namespace_and_sets_no_process_limit() -> None:
-    host = msgspec.structs.replace(HOST, root=False)
-    argv = launcher_argv("standard", BOT, BotLimits(), host, uid=None, fifo="/f")
-    assert "--user" in argv and "--map-root-user" in argv
+def test_standard_without_root_makes_a_user_namespace_and_sets_no_process_limit() -> None:
+    argv = chain(host=msgspec.structs.replace(HOST, root=False))
+    assert "--unshare-user" in argv and "--disable-userns" in argv
     assert not any(a.startswith("--nproc") for a in argv) and "--reuid" not in argv
 
 
-def test_standard_without_unshare_keeps_the_limits_and_the_plain_pipes() -> None:
-    host = msgspec.structs.replace(HOST, namespaces="no namespaces here")
-    argv = launcher_argv("standard", BOT, BotLimits(), host, uid=1234, fifo=None)
-    assert "/usr/bin/unshare" not in argv and "/usr/bin/prlimit" in argv
-    assert argv[-2:] == BOT.command
+def test_the_bot_sees_the_system_its_runtime_and_its_own_folder_read_only_and_nothing_else(tmp_path: Path) -> None:
+    folder = tmp_path / "bots" / "b"
+    folder.mkdir(parents=True)
+    (folder / "bot.toml").write_text('name = "b"\ncommand = "python3 bot.py"\n')
+    argv = chain(spec=BotSpec(name="b", command=[sys.executable, "bot.py"], cwd=str(folder)))
+    read_only = pairs(argv, "--ro-bind")
+    assert "/" not in read_only and "/usr" in read_only and "/etc" in read_only
+    assert str(folder) in read_only and str(folder) not in pairs(argv, "--bind")
+    for hidden in ("/home", "/root", "/run", "/var", "/srv", "/mnt", str(tmp_path)):
+        assert hidden not in read_only, hidden
+    # famiglia's own Python: its prefix and famiglia's protocol and referee packages, not the whole checkout.
+    assert sys.prefix in read_only and str(ROOT / "referee") in read_only and str(ROOT) not in read_only
+    assert str(ROOT / "tournaments") not in read_only
+    # A private /tmp first, then what lives under it mounted over it; folders above mounts created open.
+    text = " ".join(argv)
+    assert text.index("--tmpfs /tmp") < text.index(f"--ro-bind {folder}")
+    assert f"--perms 0755 --dir {tmp_path}" in text
+
+
+def test_a_command_line_bot_sees_only_the_files_it_names_not_its_working_folder(tmp_path: Path) -> None:
+    (tmp_path / "my_bot.py").write_text("")
+    (tmp_path / "results.sqlite").write_text("secret")
+    argv = chain(spec=BotSpec(name="m", command=[sys.executable, "my_bot.py", "--fast"], cwd=str(tmp_path)))
+    read_only = pairs(argv, "--ro-bind")
+    assert str(tmp_path / "my_bot.py") in read_only and str(tmp_path) not in read_only
+    assert not any("results" in path for path in read_only)
 
 
 def test_the_jvm_and_node_get_a_data_limit_other_bots_an_address_space_limit() -> None:
@@ -89,68 +132,56 @@ def test_the_jvm_and_node_get_a_data_limit_other_bots_an_address_space_limit() -
     kotlin = msgspec.structs.replace(BOT, command=["./run"], language="Kotlin")
     assert [memory_resource(b, limits) for b in (BOT, java, node, kotlin)] == ["as", "data", "data", "data"]
     assert memory_resource(java, BotLimits(memory_kind="as")) == "as"
-    argv = launcher_argv("standard", java, limits, HOST, uid=1, fifo="/f")
+    argv = chain(spec=java, memory_mb=512)
     assert f"--data={512 << 20}" in argv and not any(a.startswith("--as=") for a in argv)
 
 
 def test_a_zero_limit_is_no_limit() -> None:
-    argv = launcher_argv("standard", BOT, BotLimits(memory_mb=0, cpu_s=0, open_files=0, file_mb=0, processes=0),
-                         HOST, uid=1, fifo="/f")  # fmt: skip
+    argv = chain(memory_mb=0, cpu_s=0, open_files=0, file_mb=0, processes=0, tmp_mb=0)
     assert [a for a in argv if a.startswith("--") and "=" in a] == ["--core=0"]
+    assert "--size" not in argv
 
 
-def test_strict_is_bwrap_with_every_namespace_no_capabilities_a_read_only_root_and_a_private_tmp() -> None:
-    bot = msgspec.structs.replace(BOT, cwd="/tmp/venv-like/bots/b")
-    argv = launcher_argv("strict", bot, BotLimits(), HOST, uid=1234, fifo="/tmp/famiglia-bots-x/out-1")
-    text = " ".join(argv)
-    assert "--unshare-all" in argv and "--die-with-parent" in argv
-    assert "--cap-drop ALL" in text and "--ro-bind / /" in text and "--tmpfs /tmp" in text
-    # What lives under /tmp must be bound back in after the tmpfs hides it, read-only.
-    assert f"--ro-bind {bot.cwd} {bot.cwd}" in text and "--ro-bind /tmp/famiglia-bots-x/out-1" in text
-    assert text.index("--tmpfs /tmp") < text.index(f"--ro-bind {bot.cwd}")
-    # bwrap runs unprivileged as the bot's uid, with the death signal set after the change.
-    assert argv[0] == "/usr/bin/setpriv" and argv[argv.index("--pdeathsig") - 1] == "-all"
-    privileged = launcher_argv("strict", bot, BotLimits(), HOST, uid=None, fifo="/f", privileged_bwrap=True)
-    assert "--unshare-user" not in privileged and "--cap-drop" in privileged
+def test_strict_adds_a_cgroup_namespace_and_a_stricter_system_call_filter() -> None:
+    assert "--unshare-cgroup-try" in chain("strict") and "--unshare-cgroup-try" not in chain("standard")
+    assert len(filter_for("strict")) > len(filter_for("standard"))
 
 
-def test_unreachable_names_the_first_folder_other_users_cannot_pass() -> None:
-    # Not pytest's tmp_path: its parent folder is closed to other users.
-    base = Path(tempfile.mkdtemp(dir="/tmp"))
-    try:
-        os.chmod(base, 0o755)
-        outer = base / "outer"
-        (outer / "bot").mkdir(parents=True)
-        script = outer / "bot" / "bot.py"
-        script.write_text("")
-        os.chmod(outer, 0o700)
-        assert unreachable(str(script), want=os.R_OK) == str(outer)
-        os.chmod(outer, 0o755)
-        os.chmod(script, 0o600)
-        assert unreachable(str(script), want=os.R_OK) == str(script)
-        os.chmod(script, 0o644)
-        assert unreachable(str(script), want=os.R_OK) is None
-        assert unreachable(str(script), want=os.X_OK) == str(script)
-    finally:
-        shutil.rmtree(base)
-
-
-def test_unknown_levels_and_a_missing_bwrap_are_clear_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_levels_and_a_level_that_cannot_apply_are_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SandboxUnavailable, match="choose one of none, standard, strict"):
         require_level("paranoid")
-    monkeypatch.setattr(sandbox, "host_support", lambda: msgspec.structs.replace(HOST, bwrap=None))
-    sandbox._bwrap_modes.cache_clear()
-    try:
-        with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
-            require_level("strict")
-        assert require_level("standard") == "standard"
-    finally:
-        sandbox._bwrap_modes.cache_clear()
+    monkeypatch.setattr(launch_module, "host_support", lambda: msgspec.structs.replace(HOST, bwrap=None))
+    for level in ("standard", "strict"):
+        with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap.*--sandbox none"):
+            require_level(level)
+    assert require_level("none") == "none"
+    broken = msgspec.structs.replace(HOST, root=False, bwrap_problem="setting up uid map: Permission denied")
+    monkeypatch.setattr(launch_module, "host_support", lambda: broken)
+    with pytest.raises(SandboxUnavailable, match="uid map: Permission denied.*unprivileged user namespaces"):
+        require_level("standard")
+    monkeypatch.setattr(launch_module, "host_support", lambda: msgspec.structs.replace(HOST, prlimit=None))
+    with pytest.raises(SandboxUnavailable, match="prlimit"):
+        require_level("standard")
+
+
+def test_a_root_referee_refuses_to_run_bots_as_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch_module, "host_support", lambda: HOST)
+    with pytest.raises(SandboxUnavailable, match="bot_uid_base = 0 would run bots as root"):
+        prepare_launch(BOT, RefereeSettings(bot_uid_base=0))
+
+
+def test_the_system_call_filter_refuses_unix_sockets_and_io_uring_on_both_known_machines() -> None:
+    for machine in ("x86_64", "aarch64"):
+        for level in ("standard", "strict"):
+            program = filter_for(level, machine)  # type: ignore[arg-type]
+            assert len(program) % 8 == 0 and program[-8:] == struct.pack("=HBBI", 0x06, 0, 0, 0x7FFF0000)
+    with pytest.raises(UnknownArchitecture):
+        filter_for("standard", "sparc64")
 
 
 def test_the_referees_open_file_limit_is_raised() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    now = sandbox.raise_open_file_limit()
+    now = raise_open_file_limit()
     assert now == resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= min(soft, hard)
     assert now >= min(65536, hard) or hard == resource.RLIM_INFINITY
 
@@ -214,26 +245,20 @@ async def test_inside_the_sandbox_a_bot_has_its_own_uid_no_network_no_view_of_ot
                 await trio.sleep(0.02)
     seen = [facts(bot.stderr_text()) for bot in (first, second)]
     uids = {int(f["uid"]) for f in seen}
-    if sandbox.host_support().root:
+    if host_support().root:
         assert len(uids) == 2 and min(uids) >= settings.bot_uid_base  # a uid each, not root
-    else:  # the referee's own uid, seen as root in a user namespace at the standard level
-        assert uids == ({0} if level == "standard" else {os.getuid()})
+    else:  # the referee's own uid, inside a user namespace
+        assert uids == {os.getuid()}
     for found in seen:
         assert int(found["pids"]) <= 6  # its own PID namespace: the bot, a shell or two, ls
         assert found["net"].split() in ([], ["lo"])
         assert int(found["caps"], 16) == 0
         assert found["nofile"] == str(settings.limits.open_files)
+        assert found["host"] == "famiglia"
     written = [Path(f["tmp"]) for f in seen]
     assert all(path.name.startswith("famiglia-facts-") for path in written)
-    if level == "strict":
-        assert all(f["host"] == "famiglia" for f in seen)
-        # /tmp is private: what the bot wrote there is not on the host.
-        assert not any(path.exists() for path in written)
-    else:
-        # The standard level shares /tmp (docs/sandbox.md): the files are there.
-        assert all(path.exists() for path in written)
-        for path in written:
-            path.unlink()
+    # /tmp is private at both levels: what the bot wrote there is not on the host.
+    assert not any(path.exists() for path in written)
 
 
 @pytest.mark.slow
@@ -249,24 +274,41 @@ async def test_a_bot_that_cannot_start_inside_the_sandbox_is_a_crash_with_its_re
     assert "exited with code 127" in termination.reason
 
 
+def test_a_bot_folder_closed_to_other_users_is_refused_before_the_game_with_the_fix(tmp_path: Path) -> None:
+    if not host_support().root:
+        pytest.skip("only a root referee gives bots a uid of their own")
+    folder = tmp_path / "closed"
+    shutil.copytree(TEST_BOTS / "passer", folder)
+    os.chmod(folder, 0o700)
+    with pytest.raises(BotSpecError, match=f"{folder} is not readable by other users.*chmod -R o\\+rX"):
+        prepare_bots([load_bot(str(folder))])
+    assert prepare_bots([load_bot(str(folder))], RefereeSettings(sandbox="none"))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("level", ["standard", "strict"])
-async def test_a_bot_closed_to_other_users_runs_as_root_without_capabilities_and_says_so(
-    level: str, tmp_path: Path
-) -> None:
-    os.chmod(tmp_path, 0o700)  # no other uid can enter the bot's folder
-    spec = BotSpec(name="facts", command=["sh", "-c", FACTS], cwd=str(tmp_path))
-    async with open_bot(spec, RefereeSettings(sandbox=require_level(level), grace_ms=200)) as bot:
-        with trio.fail_after(5):
-            while "done=" not in bot.stderr_text():
-                await trio.sleep(0.02)
-    found = facts(bot.stderr_text())
-    assert found["uid"] == "0" and int(found["caps"], 16) == 0
-    assert found["net"].split() in ([], ["lo"]) and int(found["pids"]) <= 6
-    assert bot.sandbox.startswith(f"{level} (ran as root without capabilities, processes not limited: /tmp/")
-    assert "is not open to other users" in bot.sandbox
-    if found["tmp"]:
-        Path(found["tmp"]).unlink(missing_ok=True)
+async def test_a_runtime_inside_a_folder_other_users_cannot_enter_runs_as_the_bots_own_uid(tmp_path: Path) -> None:
+    # As with an interpreter under /root/.pyenv and /root at mode 700: the sandbox
+    # mounts the runtime without opening the folder above it.
+    home = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        os.chmod(home, 0o700)
+        runtime = home / "rt" / "bin"
+        runtime.mkdir(parents=True)
+        shutil.copy2(shutil.which("sh") or "/bin/sh", runtime / "mysh")
+        os.chmod(home / "rt", 0o755)
+        os.chmod(runtime, 0o755)
+        spec = BotSpec(name="facts", command=[str(runtime / "mysh"), "-c", FACTS], cwd=str(TEST_BOTS))
+        async with open_bot(spec, RefereeSettings(grace_ms=200)) as bot:
+            with trio.fail_after(5):
+                while "done=" not in bot.stderr_text():
+                    await trio.sleep(0.02)
+        found = facts(bot.stderr_text())
+        assert bot.sandbox == "standard"
+        if host_support().root:
+            assert int(found["uid"]) >= RefereeSettings().bot_uid_base
+        assert int(found["caps"], 16) == 0
+    finally:
+        shutil.rmtree(home)
 
 
 # --- the pitfall: a game longer than Trio's idle worker threads live ------------
@@ -303,7 +345,7 @@ import trio
 from protocol.messages import TimeControl
 from referee.bots import load_bot
 from referee.match import MatchSpec
-from referee.play import play_match
+from referee.play import play_match, prepare_bots
 from referee.settings import RefereeSettings
 
 async def main() -> None:
@@ -338,7 +380,7 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
     try:
         deadline = time.monotonic() + 20
         # Each immortal bot and its grandchild, plus the sandbox's own two processes
-        # (unshare and the shell init; bwrap's monitor and init) where there is one.
+        # (bwrap's monitor and init) where there is one.
         expected = {"none": 2, "standard": 4, "strict": 4}
         while not all(len(processes_in(folders[level])) >= expected[level] for level in levels):
             assert time.monotonic() < deadline, {level: processes_in(folders[level]) for level in levels}
@@ -355,7 +397,7 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
         # The dead referee's FIFO folder is left behind; the next referee sweeps it.
         leftovers = list(Path(tempfile.gettempdir()).glob(f"famiglia-bots-{referee.pid}-*"))
         assert leftovers
-        sandbox._sweep_dead_referees()
+        _sweep_dead_referees()
         assert not any(path.exists() for path in leftovers)
     finally:
         if referee.poll() is None:

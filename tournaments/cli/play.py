@@ -91,7 +91,7 @@ def play(
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
         level = require_level(sandbox)
-        specs = prepare_bots([load_bot(text) for text in bots])
+        specs = prepare_bots([load_bot(text) for text in bots], RefereeSettings(sandbox=level))
     if seed is None:
         # 63 bits: too many for a bot to try every seed against the cards it sees.
         seed = secrets.randbits(63)

@@ -1,0 +1,62 @@
+"""Building a bot before its first game, inside the same sandbox it will play in.
+
+A build command is a stranger's code as much as the bot is (a Makefile runs
+anything), so it runs at the bot's sandbox level: no network, the host's files
+out of sight, only the bot's own folder writable (``referee.sandbox.prepare_build``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import msgspec
+
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError, resolve_program
+from referee.sandbox import prepare_build
+from referee.sandbox.view import unreadable_by_others
+from referee.settings import DEFAULT_SETTINGS, RefereeSettings
+
+__all__ = ["build_bot", "check_readable"]
+
+
+def build_bot(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS, *, timeout_s: float = 300.0) -> BotSpec:
+    """Run the bot's build command (if any) in its folder, sandboxed; the spec ready to start."""
+    if spec.build is None:
+        return spec
+    launch = prepare_build(spec, settings)
+    try:
+        done = subprocess.run(
+            launch.argv,
+            cwd=spec.cwd,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout_s,
+            check=False,
+            env=settings.bot_environment(),
+            pass_fds=launch.pass_fds,
+        )
+    except FileNotFoundError:
+        raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
+    except subprocess.TimeoutExpired:
+        raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
+    finally:
+        launch.release()
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise BotBuildFailed(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)[:600]}")
+    argv = resolve_program(spec.command, Path(spec.cwd), spec.name)
+    return msgspec.structs.replace(spec, command=argv, build=None)
+
+
+def check_readable(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS) -> None:
+    """BotSpecError when a root referee's bot, running as a uid of its own, could not read its files."""
+    if settings.sandbox == "none":
+        return
+    blocked = unreadable_by_others(spec)
+    if blocked is not None:
+        raise BotSpecError(
+            f"{spec.name}: {blocked} is not readable by other users, and the bot runs as a uid of its own; "
+            f"chmod -R o+rX {blocked}"
+        )

@@ -1,0 +1,39 @@
+"""Containment for bot processes: what a bot may see, touch and start, per level.
+
+- ``launch``: the launcher chain per level, the bot's uid and stdout FIFO;
+  refuses a level it cannot apply in full.
+- ``view``: the filesystem a bot sees (the system, its runtime, its own files).
+- ``seccomp``: the system calls a bot may not make.
+- ``limits``: per-process resource limits.
+- ``strays``: stopping whatever a bot started, at the end of each game.
+- ``host``: what this machine offers, probed once.
+
+docs/sandbox.md says what each level guarantees and what it does not.
+"""
+
+from referee.sandbox.host import HostSupport, host_support
+from referee.sandbox.launch import (
+    LEVELS,
+    Launch,
+    SandboxUnavailable,
+    launcher_argv,
+    prepare_build,
+    prepare_launch,
+    require_level,
+)
+from referee.sandbox.limits import memory_resource
+from referee.sandbox.strays import kill_strays
+
+__all__ = [
+    "LEVELS",
+    "HostSupport",
+    "Launch",
+    "SandboxUnavailable",
+    "host_support",
+    "kill_strays",
+    "launcher_argv",
+    "memory_resource",
+    "prepare_build",
+    "prepare_launch",
+    "require_level",
+]

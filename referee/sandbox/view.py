@@ -1,0 +1,201 @@
+"""What a bot sees of the filesystem: the system, its runtime and its own files, read-only.
+
+bubblewrap starts the bot in an empty root (a tmpfs) and mounts into it only
+what this module lists:
+
+- the system, read-only: ``/usr``, ``/etc`` and the ``/bin``, ``/sbin``,
+  ``/lib*`` folders or their links into ``/usr``;
+- its runtime, read-only: famiglia's own Python (its prefix, standard library
+  and installed packages, and famiglia's ``protocol`` and ``referee`` packages,
+  which Python bots may import) when the bot runs on it, else the folder of the
+  bot's program when that lies outside the system folders (a ``bin`` folder's
+  parent: ``~/.nvm/versions/node/v20``);
+- its own files, read-only: the whole folder of a bot given as a folder with
+  ``bot.toml``; for a bot given as a command line, only the files the line
+  names (a command line's working folder is often the host's own, full of
+  results);
+- a fresh ``/proc`` of its PID namespace, a minimal ``/dev`` and a private
+  ``/tmp`` (memory, ``tmp_mb``), its scratch space and its ``HOME``.
+
+Nothing else of the host exists there: not ``/home`` or ``/root``, not
+``/run`` or ``/var`` (where the host's unix sockets live), not the harness's
+stores, replays or logs. Folders above a mounted path are created empty.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import sysconfig
+from collections.abc import Iterable
+from pathlib import Path
+
+from referee.bots import BotSpec
+
+__all__ = [
+    "FIFO_INSIDE",
+    "SYSTEM_FOLDERS",
+    "bot_files",
+    "mount_flags",
+    "own_folder",
+    "runtime_paths",
+    "system_flags",
+    "unreadable_by_others",
+]
+
+SYSTEM_FOLDERS = ("/usr", "/etc")
+_SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_FAMIGLIA_PACKAGES = ("protocol", "referee")
+_DEPENDENCIES = ("msgspec", "trio")  # what famiglia's protocol and referee packages import
+_ROOT = Path(__file__).resolve().parents[2]  # the folder holding famiglia's packages
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def system_flags() -> list[str]:
+    flags: list[str] = []
+    for folder in SYSTEM_FOLDERS:
+        if os.path.isdir(folder):
+            flags += ["--ro-bind", folder, folder]
+    for name in _SYSTEM_LINKS:
+        if os.path.islink(name):
+            flags += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            flags += ["--ro-bind", name, name]
+    return flags
+
+
+def _site_of(module: str) -> str:
+    """The folder on ``sys.path`` that ``module`` was imported from."""
+    location = Path(sys.modules[module].__file__ or "").resolve()
+    return str(location.parent.parent if location.name == "__init__.py" else location.parent)
+
+
+def _runs_our_python(spec: BotSpec) -> bool:
+    return bool(spec.command) and os.path.realpath(spec.command[0]) == os.path.realpath(sys.executable)
+
+
+def _program(spec: BotSpec) -> str | None:
+    if not spec.command:
+        return None
+    program = spec.command[0]
+    if "/" not in program:
+        return shutil.which(program)
+    return program if os.path.isabs(program) else os.path.join(spec.cwd, program)
+
+
+def runtime_paths(spec: BotSpec) -> list[str]:
+    """The folders outside the system folders that the bot's program needs to run."""
+    paths: list[str] = []
+    if _runs_our_python(spec):
+        paths += [sys.prefix, sys.base_prefix, sysconfig.get_path("stdlib"), sysconfig.get_path("purelib"),
+                  sysconfig.get_path("platlib")]  # fmt: skip
+        paths += [str(_ROOT / name) for name in _FAMIGLIA_PACKAGES]
+        # The folders famiglia's own dependencies were imported from (PYTHONPATH
+        # or a user site, when not the interpreter's): what its packages need.
+        paths += [_site_of(module) for module in _DEPENDENCIES if module in sys.modules]
+    program = _program(spec)
+    if program is not None:
+        for candidate in dict.fromkeys((os.path.abspath(program), os.path.realpath(program))):
+            folder = Path(candidate).parent
+            if folder.name == "bin":
+                folder = folder.parent
+            paths.append(str(folder))
+    return [p for p in dict.fromkeys(paths) if p and os.path.isdir(p) and not _under(p, SYSTEM_FOLDERS)]
+
+
+def own_folder(spec: BotSpec) -> bool:
+    """Whether the bot came as a folder with ``bot.toml`` (its folder is then its own)."""
+    return os.path.isfile(os.path.join(spec.cwd, "bot.toml"))
+
+
+def bot_files(spec: BotSpec) -> list[str]:
+    """The bot's own files: its folder, or the files its command line names."""
+    if own_folder(spec):
+        return [spec.cwd]
+    named = []
+    for index, arg in enumerate(spec.command):
+        if index > 0 and arg.startswith("-"):
+            continue
+        candidate = arg if os.path.isabs(arg) else os.path.join(spec.cwd, arg)
+        if os.path.isfile(candidate) and (index > 0 or "/" in arg):
+            named.append(os.path.abspath(candidate))
+    return named
+
+
+def unreadable_by_others(spec: BotSpec) -> str | None:
+    """The first of the bot's own files and runtime folders that another uid cannot read, or None.
+
+    Only matters for a root referee, whose bots run as uids of their own. The
+    folders above them do not matter: the sandbox creates those open.
+    """
+    if os.geteuid() != 0:
+        return None
+    for path in [*bot_files(spec), *runtime_paths(spec)]:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+        if mode & need != need:
+            return path
+    program = _program(spec)
+    if program is not None and os.path.exists(program) and not os.stat(program).st_mode & stat.S_IXOTH:
+        return program
+    return None
+
+
+def _outermost(paths: Iterable[str]) -> list[str]:
+    """``paths`` without any that lies inside another, shortest first."""
+    chosen: list[str] = []
+    for path in sorted(dict.fromkeys(os.path.abspath(p) for p in paths), key=len):
+        if path != "/" and not _under(path, chosen):
+            chosen.append(path)
+    return chosen
+
+
+FIFO_INSIDE = "/dev/famiglia-stdout"
+"""Where the bot's stdout FIFO appears inside the sandbox (the host's path would name the referee)."""
+
+
+def _parents(paths: Iterable[str]) -> list[str]:
+    """The folders above ``paths`` that bwrap must create, outermost first."""
+    found: dict[str, None] = {}
+    for path in paths:
+        parts = Path(path).parts
+        for depth in range(2, len(parts)):
+            found[os.path.join(*parts[:depth])] = None
+    return sorted(found, key=lambda p: (p.count("/"), p))
+
+
+def mount_flags(spec: BotSpec, *, fifo: str | None, tmp_bytes: int, writable: str | None = None) -> list[str]:
+    """bwrap's filesystem flags: the system, the runtime, the bot's files, /proc, /dev, /tmp.
+
+    ``fifo``: the bot's stdout FIFO, mounted writable at ``FIFO_INSIDE``.
+    ``writable``: a folder mounted read-write instead of read-only (a build's).
+    """
+    flags = system_flags()
+    flags += ["--proc", "/proc", "--dev", "/dev"]
+    flags += ["--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes > 0 else []), "--tmpfs", "/tmp"]
+    # After /tmp: a bot folder or a runtime may live under it, and must be mounted over the tmpfs.
+    system = [*SYSTEM_FOLDERS, *_SYSTEM_LINKS, "/tmp", "/dev", "/proc"]
+    binds = [p for p in _outermost([*runtime_paths(spec), *bot_files(spec)]) if not _under(p, SYSTEM_FOLDERS)]
+    if writable is not None:
+        writable = os.path.abspath(writable)
+        binds = [p for p in binds if not _under(p, [writable])] + [writable]
+    inside = [*binds, *([FIFO_INSIDE] if fifo is not None else []), *([spec.cwd] if spec.cwd != "/" else [])]
+    # bwrap would create the folders above a mount point readable by root alone.
+    for parent in _parents(inside):
+        if parent not in system and not _under(parent, binds):
+            flags += ["--perms", "0755", "--dir", parent]
+    for path in binds:
+        flags += ["--bind" if path == writable else "--ro-bind", path, path]
+    if fifo is not None:
+        flags += ["--bind", fifo, FIFO_INSIDE]
+    if spec.cwd != "/" and not _under(spec.cwd, binds):
+        flags += ["--perms", "0755", "--dir", spec.cwd]
+    return flags

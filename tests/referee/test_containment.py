@@ -1,0 +1,321 @@
+"""Attacks on the sandbox from inside, with real bot processes (issue: fit to host strangers' code).
+
+Each test plants something of the host's (a secret file, a results store, a
+unix socket listener, the user's shell start-up file) and lets a hostile bot
+from tests/bots/hostile try to reach it. Each asserts what the bot got: nothing.
+Run as root they check bots under uids of their own; one test creates a regular
+user and runs the referee as that user, as most people run local matches.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from protocol.messages import TimeControl
+from referee.bots import BotSpec, load_bot
+from referee.match import MatchSpec, run_match
+from referee.process import open_bot
+from referee.sandbox import host_support, require_level
+from referee.sandbox.strays import descendants, namespace_pid
+from referee.settings import RefereeSettings
+from tests.conftest import ROOT, TEST_BOTS
+from tournaments.pool import open_pool
+
+pytestmark = pytest.mark.slow
+
+HOSTILE = TEST_BOTS / "hostile"
+CLOCK = TimeControl(startup_ms=10_000, move_ms=2_000, bank_ms=0)
+LEVELS = ["standard", "strict"]
+
+
+@pytest.fixture
+def host() -> Iterator[Path]:
+    """A folder of the host's, open to every user (mode 755), outside pytest's 700 folders."""
+    folder = Path(tempfile.mkdtemp(prefix="famiglia-host-", dir="/tmp"))
+    os.chmod(folder, 0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def copy_bot(where: Path, name: str) -> Path:
+    source = HOSTILE / name if (HOSTILE / name).is_dir() else TEST_BOTS / name
+    target = where / name
+    shutil.copytree(source, target)
+    for path in [target, *target.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    return target
+
+
+def with_args(spec: BotSpec, *args: str) -> BotSpec:
+    return msgspec.structs.replace(spec, command=[*spec.command, *args])
+
+
+async def play_with(hostile: BotSpec, passer: BotSpec, level: str) -> str:
+    """A match of ``hostile`` between two passers; the hostile bot's whole stderr."""
+    settings = RefereeSettings(sandbox=require_level(level), time=CLOCK, grace_ms=200)
+    specs = [passer, hostile, passer]
+    async with open_bot(passer, settings) as a, open_bot(hostile, settings) as bot, open_bot(passer, settings) as b:
+        record = await run_match(MatchSpec(game="vendetta", seed=4), [a, bot, b], settings,
+                                 commands=[s.command for s in specs])  # fmt: skip
+    assert record.result.terminations == [], record.result.terminations
+    assert record.sandbox == level
+    return bot.stderr_text()
+
+
+def report(stderr: str, prefix: str) -> dict[str, str]:
+    """``prefix: <target> <rest>`` lines as {target: rest}."""
+    found = {}
+    for line in stderr.splitlines():
+        if line.startswith(prefix + ": "):
+            target, _, rest = line[len(prefix) + 2 :].partition(" ")
+            found[target] = rest
+    return found
+
+
+# --- files: the host's folders do not exist for a bot ------------------------------
+
+
+@pytest.mark.parametrize("level", LEVELS)
+async def test_a_bot_sees_no_file_of_the_host_and_writes_none(level: str, host: Path) -> None:
+    secret = host / "open-secret.txt"  # world-readable: only the mount namespace hides it
+    secret.write_text("the host's")
+    os.chmod(secret, 0o644)
+    store = host / "club.sqlite"
+    store.write_text("results")
+    open_folder = host / "open-folder"
+    open_folder.mkdir(mode=0o777)
+    os.chmod(open_folder, 0o777)
+    bots = host / "bots"
+    bots.mkdir(mode=0o755)
+    snoop = copy_bot(bots, "snoop")
+    other = copy_bot(bots, "passer")  # another entrant's folder
+    package = Path(__import__("referee").__file__).parent
+    # The host's home: the folders above a mounted runtime exist (empty but for the
+    # way down), so a file planted there must be missing.
+    planted = Path(os.path.expanduser("~")) / f".famiglia-test-{os.getpid()}"
+    planted.write_text("the user's")
+    os.chmod(planted, 0o644)
+    gone = [str(secret), str(store), str(open_folder), str(planted), "/home", "/run", "/var", "/srv", "/mnt",
+            str(ROOT / "README.md"), str(ROOT / "tournaments"), str(ROOT / "tests")]  # fmt: skip
+    # The referee's own /proc entry (its environment, its command line with any --seed).
+    gone += [f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/cmdline"]
+    reads = gone
+    writes = [snoop / "mine.txt", other / "theirs.txt", open_folder / "x.txt", package / "x.py",
+              Path(sys.prefix) / "x.txt", Path("/etc/famiglia-x"), Path("/usr/famiglia-x")]  # fmt: skip
+    passer = load_bot(str(other))
+    stderr = await play_with(with_args(load_bot(str(snoop)), *reads, *(f"write:{w}" for w in writes)), passer, level)
+    seen = report(stderr, "snoop")
+    assert "done" in seen, stderr
+    for path in reads:
+        assert "read=yes" not in seen[path] and "list=yes" not in seen[path], (path, seen[path])
+    for path in gone:
+        assert "exists=False" in seen[path], (path, seen[path])
+    planted.unlink()
+    for path in writes:
+        assert seen[str(path)] == "create=no", (path, seen[str(path)])
+        assert not path.exists(), f"the bot created {path}"
+    uid_line = next(line for line in stderr.splitlines() if line.startswith("snoop: uid="))
+    if host_support().root:
+        assert "uid=0 " not in uid_line
+    assert "home=/tmp" in uid_line and f"cwd={snoop}" in uid_line
+    assert secret.read_text() == "the host's" and store.read_text() == "results"
+
+
+# --- sockets: none of the host's is reachable ----------------------------------------
+
+
+@pytest.mark.parametrize("level", LEVELS)
+async def test_a_bot_reaches_no_socket_of_the_host(level: str, host: Path) -> None:
+    bots = host / "bots"
+    bots.mkdir(mode=0o755)
+    probe = copy_bot(bots, "socket_probe")
+    passer = load_bot(str(copy_bot(bots, "passer")))
+    listeners: list[socket.socket] = []
+    paths = [Path("/tmp") / f"famiglia-test-{os.getpid()}.sock", Path("/var/tmp") / f"famiglia-test-{os.getpid()}.sock",
+             Path("/dev/shm") / f"famiglia-test-{os.getpid()}.sock", probe / "inside.sock"]  # fmt: skip
+    if os.access("/run", os.W_OK):
+        paths.append(Path("/run") / f"famiglia-test-{os.getpid()}.sock")
+    targets = []
+    try:
+        for path in paths:
+            path.unlink(missing_ok=True)
+            unix = socket.socket(socket.AF_UNIX)
+            unix.bind(str(path))
+            os.chmod(path, 0o777)
+            listeners.append(unix)
+            targets.append(f"unix:{path}")
+        abstract = socket.socket(socket.AF_UNIX)
+        abstract.bind(f"\0famiglia-test-{os.getpid()}")
+        listeners.append(abstract)
+        targets.append(f"abstract:famiglia-test-{os.getpid()}")
+        tcp = socket.create_server(("127.0.0.1", 0))
+        listeners.append(tcp)
+        targets.append(f"tcp:{tcp.getsockname()[1]}")
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(("127.0.0.1", 0))
+        targets.append(f"udp:{udp.getsockname()[1]}")
+        for listener in listeners:
+            if listener.type == socket.SOCK_STREAM:
+                listener.listen()
+            listener.setblocking(False)
+        udp.setblocking(False)
+        stderr = await play_with(with_args(load_bot(str(probe)), *targets), passer, level)
+        seen = report(stderr, "socket_probe")
+        assert "done" in seen, stderr
+        for target in targets:
+            # UDP: sent into the sandbox's own empty loopback, at most; the listener below got nothing.
+            assert seen[target].startswith("refused") or target.startswith("udp:"), (target, seen[target])
+        for listener in listeners:
+            with pytest.raises(BlockingIOError):
+                listener.accept()
+        with pytest.raises(BlockingIOError):
+            udp.recv(100)
+        udp.close()
+    finally:
+        for listener in listeners:
+            listener.close()
+        for path in paths:
+            path.unlink(missing_ok=True)
+
+
+# --- processes: a warm bot starts every game clean -----------------------------------
+
+
+async def test_nothing_a_warm_bot_started_outlives_its_game(host: Path) -> None:
+    bots = host / "bots"
+    bots.mkdir(mode=0o755)
+    spinner = load_bot(str(copy_bot(bots, "stray_spinner")))
+    passer = load_bot(str(copy_bot(bots, "passer")))
+    settings = RefereeSettings(time=CLOCK, grace_ms=200)
+    async with open_pool(settings) as pool:
+        first: Any = None
+        for game in range(3):
+            seats = [await pool.acquire(passer), await pool.acquire(spinner), await pool.acquire(passer)]
+            first = first or seats[1]
+            assert seats[1] is first  # the same warm process every game
+            record = await run_match(MatchSpec(game="vendetta", seed=game), seats, settings)
+            assert record.result.terminations == []
+            if game > 0:
+                assert f"stray_spinner: game {game + 1}: previous helper gone" in first.stderr_text()
+            for seat, spec in zip(seats, [passer, spinner, passer], strict=True):
+                pool.release(seat, spec)
+            # Right after the game: the sandbox's init and the bot alone are alive below the chain.
+            alive = [pid for pid in descendants(first.process.pid) if namespace_pid(pid) is not None]
+            assert len(alive) == 2, alive
+
+
+# --- a referee that is not root: the user's own files ---------------------------------
+
+TEST_USER = "famiglia-test"
+USER_REFEREE = """
+import json, sys
+import trio
+from protocol.messages import TimeControl
+from referee.bots import load_bot
+from referee.match import MatchSpec
+from referee.process import open_bot
+from referee.match import run_match
+from referee.settings import RefereeSettings
+
+async def main():
+    settings = RefereeSettings(time=TimeControl(startup_ms=10_000, move_ms=2_000, bank_ms=0), grace_ms=200)
+    snoop = load_bot(sys.argv[1])
+    snoop = type(snoop)(name=snoop.name, command=[*snoop.command, *sys.argv[3:]], cwd=snoop.cwd)
+    passer = load_bot(sys.argv[2])
+    async with open_bot(passer, settings) as a, open_bot(snoop, settings) as bot, open_bot(passer, settings) as b:
+        record = await run_match(MatchSpec(game="vendetta", seed=4), [a, bot, b], settings)
+    print(json.dumps({"sandbox": record.sandbox, "terminations": len(record.result.terminations),
+                      "stderr": bot.stderr_text()}))
+
+trio.run(main)
+"""
+
+
+def _regular_user() -> pwd.struct_passwd:
+    """A regular user to run the referee as, created when the suite runs as root."""
+    if os.geteuid() != 0:
+        pytest.skip("creating a regular user needs root; as a regular user the other tests already run unprivileged")
+    try:
+        return pwd.getpwnam(TEST_USER)
+    except KeyError:
+        pass
+    useradd = shutil.which("useradd")
+    if useradd is None:
+        pytest.skip("useradd is missing")
+    subprocess.run([useradd, "--create-home", "--shell", "/bin/sh", TEST_USER], check=True)
+    return pwd.getpwnam(TEST_USER)
+
+
+def _interpreter_for_others() -> str:
+    """An interpreter of this Python version that other users can run."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    check = f"import sys, os; assert '%d.%d' % sys.version_info[:2] == '{version}' and os.path.isdir(sys.prefix)"
+    for candidate in (f"/usr/bin/python{version}", sys.executable):
+        real = os.path.realpath(candidate)
+        probe = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", real, "-I", "-c",
+                                check], capture_output=True, check=False)  # fmt: skip
+        if probe.returncode == 0 and real.startswith("/usr/"):
+            return real
+    pytest.skip("no interpreter of this Python version is open to other users")
+
+
+def test_a_regular_users_bots_see_nothing_of_their_home_and_write_nothing(host: Path) -> None:
+    user = _regular_user()
+    python = _interpreter_for_others()
+    # A copy of what the referee needs, where the user can read it.
+    code = host / "code"
+    for name in ("protocol", "referee"):
+        shutil.copytree(ROOT / name, code / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for module in ("msgspec", "trio", "attr", "attrs", "sortedcontainers", "idna", "outcome", "sniffio"):
+        source = Path(__import__(module).__file__ or "").parent
+        shutil.copytree(source, code / module, ignore=shutil.ignore_patterns("__pycache__"))
+    bots = host / "bots"
+    bots.mkdir()
+    snoop = copy_bot(bots, "snoop")
+    passer = copy_bot(bots, "passer")
+    subprocess.run(["chmod", "-R", "o+rX", str(host)], check=True)
+    home = Path(user.pw_dir)
+    bashrc = home / ".bashrc"
+    bashrc.write_text("# the user's shell start-up\n")
+    store = home / "results.sqlite"
+    store.write_text("the user's results")
+    for path in (bashrc, store):
+        os.chown(path, user.pw_uid, user.pw_gid)
+    os.chmod(store, 0o600)
+    pwned = home / "pwned.txt"
+    pwned.unlink(missing_ok=True)
+    targets = [str(bashrc), str(store), str(home), str(code / "referee" / "play.py"), f"write:{pwned}",
+               f"write:{code / 'referee' / 'evil.py'}", f"write:{snoop / 'x'}"]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(code), "LANG": "C.UTF-8"}
+    done = subprocess.run(
+        ["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups",
+         python, "-c", USER_REFEREE, str(snoop), str(passer), *targets],
+        capture_output=True, text=True, env=env, cwd=str(home), timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = __import__("json").loads(done.stdout.strip().splitlines()[-1])
+    assert result["sandbox"] == "standard" and result["terminations"] == 0
+    seen = report(result["stderr"], "snoop")
+    for path in (bashrc, store, home):
+        assert "exists=False" in seen[str(path)], (path, seen[str(path)])
+    for target in targets[-3:]:
+        assert seen[target[len("write:") :]] == "create=no"
+    assert "read=yes" in seen[str(code / "referee" / "play.py")]  # its runtime: readable...
+    assert "write=no" in seen[str(code / "referee" / "play.py")]  # ...not writable
+    assert f"uid={user.pw_uid} " in result["stderr"]
+    assert not pwned.exists() and not (code / "referee" / "evil.py").exists()
+    assert bashrc.read_text() == "# the user's shell start-up\n" and store.read_text() == "the user's results"
