@@ -114,6 +114,16 @@ BLOCKS: dict[str, Check] = {
         slow=True,
         files={"club.toml": "README.md#Describe a tournament in a TOML file"},
     ),
+    # docs/viewer.md
+    "famiglia play sicilianos sample_bots/sicilianos_py sample_bots/random_py sample_bots/sicilianos_py": Check(
+        expect=("game.html", "web/g.html")
+    ),
+    "famiglia report --db club.sqlite --out club.html": Check(
+        expect=("report: club.html",),
+        slow=True,
+        before="famiglia tournament run club.toml",
+        files={"club.toml": "README.md#Describe a tournament in a TOML file"},
+    ),
     # sample_bots/README.md
     "famiglia play vendetta sample_bots/greedy_py sample_bots/node_js sample_bots/random_py --seed 7": Check(
         expect=("greedy_py", "node_js", "c_bot"), tools=("node", "gcc")
