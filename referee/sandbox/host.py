@@ -26,6 +26,14 @@ class HostSupport(msgspec.Struct, frozen=True, kw_only=True):
     """Why bwrap cannot build a sandbox here (None: it can)."""
 
 
+# Where the system's own tools live, for a referee started with a PATH that lacks them.
+_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _tool(name: str) -> str | None:
+    return shutil.which(name) or shutil.which(name, path=_SYSTEM_PATH)
+
+
 def run_probe(argv: list[str]) -> str | None:
     """None when ``argv`` succeeds; else the last line of its complaint."""
     try:
@@ -43,7 +51,7 @@ def bwrap_program() -> str | None:
 
     The system's comes first: a distribution patches it with the kernel it runs.
     """
-    found = shutil.which("bwrap")
+    found = _tool("bwrap")
     if found is not None:
         return found
     try:
@@ -68,13 +76,13 @@ def host_support() -> HostSupport:
         # user namespace); otherwise it needs unprivileged user namespaces.
         user = [] if root else ["--unshare-user", "--disable-userns"]
         probe = [bwrap, *user, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                 *system_flags(), "--dev", "/dev", "--proc", "/proc", "--", shutil.which("true") or "/bin/true"]  # fmt: skip
+                 *system_flags(), "--dev", "/dev", "--proc", "/proc", "--", _tool("true") or "/bin/true"]  # fmt: skip
         problem = run_probe(probe)
     return HostSupport(
         root=root,
-        sh=shutil.which("sh") or "/bin/sh",
-        prlimit=shutil.which("prlimit"),
-        setpriv=shutil.which("setpriv"),
+        sh=_tool("sh") or "/bin/sh",
+        prlimit=_tool("prlimit"),
+        setpriv=_tool("setpriv"),
         bwrap=bwrap,
         bwrap_problem=problem,
     )
