@@ -105,7 +105,7 @@ BLOCKS: dict[str, Check] = {
         expect=("greedy_py", "random_py"), tools=("gcc",)
     ),
     "famiglia replay verify game.jsonl": Check(
-        expect=("game.jsonl: ok, ranks",),
+        expect=("game.jsonl: ok, match",),
         tools=("gcc",),
         before="famiglia play vendetta sample_bots/greedy_py sample_bots/random_py sample_bots/c_bot",
     ),
