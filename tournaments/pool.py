@@ -29,13 +29,15 @@ __all__ = ["WarmPool", "open_pool"]
 
 
 class _Held:
-    """A pooled process and the event that tells its holder task to close it."""
+    """A pooled process, the deals it has seen, and the event that tells its holder task to close it."""
 
-    __slots__ = ("bot", "close")
+    __slots__ = ("bot", "close", "deal", "seen")
 
     def __init__(self, bot: BotProcess) -> None:
         self.bot = bot
         self.close = trio.Event()
+        self.seen: set[int] = set()
+        self.deal: int | None = None  # the deal of the game it plays now
 
 
 class WarmPool:
@@ -54,22 +56,35 @@ class WarmPool:
     def _key(spec: BotSpec) -> tuple[str, str]:
         return (spec.cwd, "\0".join(spec.command))
 
-    async def acquire(self, spec: BotSpec, *, fresh: bool = False) -> BotChannel:
-        """A running process for ``spec``: an idle warm one (unless ``fresh``), else a new one."""
+    async def acquire(self, spec: BotSpec, *, fresh: bool = False, deal: int | None = None) -> BotChannel:
+        """A running process for ``spec``: an idle warm one (unless ``fresh``), else a new one.
+
+        ``deal``: the game's deal seed. A process never gets a deal it has
+        played before: duplicate deals replay one deal with the seats rotated,
+        and a process that remembered the first game would know every hidden
+        card and chance outcome of the next.
+        """
         idle = [] if fresh else self._idle.get(self._key(spec), [])
-        while idle:
-            held = idle.pop()
-            if held.bot.process.returncode is None and held.bot.healthy:
-                self.reused += 1
-                held.bot.stderr.reset()
-                self._busy[id(held.bot)] = held
-                return held.bot
-            held.close.set()
+        for index in range(len(idle) - 1, -1, -1):
+            held = idle[index]
+            if held.bot.process.returncode is not None or not held.bot.healthy:
+                del idle[index]
+                held.close.set()
+                continue
+            if deal is not None and deal in held.seen:
+                continue  # stays idle for games of other deals
+            del idle[index]
+            self.reused += 1
+            held.bot.stderr.reset()
+            held.deal = deal
+            self._busy[id(held.bot)] = held
+            return held.bot
         try:
             started: _Held = await self._nursery.start(self._hold, spec)
         except BotError as error:
             return DeadBot(spec.name, error)
         self.started += 1
+        started.deal = deal
         self._busy[id(started.bot)] = started
         return started.bot
 
@@ -90,6 +105,8 @@ class WarmPool:
         if held is None:
             return
         held.bot.games_played += 1
+        if held.deal is not None:
+            held.seen.add(held.deal)
         held.bot.end_game()  # nothing it started outlives this game
         reusable = (
             held.bot.healthy

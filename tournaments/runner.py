@@ -157,14 +157,14 @@ async def play_scheduled(
     channels: list[BotChannel] = [DeadBot("", BotCrashed("not started"))] * len(seat_bots)
 
     async def take(seat: int) -> None:
-        channels[seat] = await pool.acquire(seat_bots[seat])
+        channels[seat] = await pool.acquire(seat_bots[seat], deal=game.seed)
 
     async def replace(seat: int) -> BotChannel | None:
         old = channels[seat]
         if not pool.was_reused(old):
             return None
         pool.discard(old)
-        channels[seat] = await pool.acquire(seat_bots[seat], fresh=True)
+        channels[seat] = await pool.acquire(seat_bots[seat], fresh=True, deal=game.seed)
         return channels[seat]
 
     try:
