@@ -14,10 +14,10 @@ import msgspec
 
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError, resolve_program
 from referee.sandbox import prepare_build
-from referee.sandbox.view import unreadable_by_others
+from referee.sandbox.view import foreign_program, unreadable_by_others
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["build_bot", "check_readable"]
+__all__ = ["build_bot", "check_sandbox_view"]
 
 
 def build_bot(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS, *, timeout_s: float = 300.0) -> BotSpec:
@@ -50,10 +50,16 @@ def build_bot(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS, *, ti
     return msgspec.structs.replace(spec, command=argv, build=None)
 
 
-def check_readable(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS) -> None:
-    """BotSpecError when a root referee's bot, running as a uid of its own, could not read its files."""
+def check_sandbox_view(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS) -> None:
+    """BotSpecError when the sandbox could not show a bot its program, or its own uid could not read its files."""
     if settings.sandbox == "none":
         return
+    foreign = foreign_program(spec)
+    if foreign is not None:
+        raise BotSpecError(
+            f"{spec.name}: its program {foreign} lies outside its own folder, the system folders and PATH; "
+            "the sandbox shows a bot only those: put the program in the bot's folder or on PATH"
+        )
     blocked = unreadable_by_others(spec)
     if blocked is not None:
         raise BotSpecError(

@@ -12,7 +12,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from referee.bots import BotSpec
-from referee.build import build_bot, check_readable
+from referee.build import build_bot, check_sandbox_view
 from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
@@ -59,7 +59,7 @@ def prepare_bots(specs: Sequence[BotSpec], settings: RefereeSettings = DEFAULT_S
         key = (spec.cwd, " ".join(spec.command))
         if key not in built:
             built[key] = build_bot(spec, settings)
-            check_readable(built[key], settings)
+            check_sandbox_view(built[key], settings)
         ready.append(built[key])
     return ready
 

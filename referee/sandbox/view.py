@@ -25,6 +25,7 @@ stores, replays or logs. Folders above a mounted path are created empty.
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import stat
 import sys
@@ -88,8 +89,44 @@ def _program(spec: BotSpec) -> str | None:
     return program if os.path.isabs(program) else os.path.join(spec.cwd, program)
 
 
+def _homes() -> set[str]:
+    """Every user's home folder, and /: never mounted whole as a runtime."""
+    return {entry.pw_dir for entry in pwd.getpwall()} | {os.path.expanduser("~"), "/"}
+
+
+def _program_folder(path: str) -> str:
+    """What to mount for a program outside the system folders: its folder, or a ``bin``'s parent.
+
+    A ``bin`` folder's parent is a runtime's prefix (``~/.nvm/versions/node/v20``),
+    unless it is a home folder (``~/bin``): then only the ``bin`` folder.
+    """
+    folder = Path(path).parent
+    if folder.name == "bin" and str(folder.parent) not in _homes():
+        folder = folder.parent
+    return str(folder)
+
+
+def foreign_program(spec: BotSpec) -> str | None:
+    """The bot's program when it lies outside its own files, the system folders and PATH, else None.
+
+    Mounting the folder of such a program would show the bot whatever else is
+    there: a bot.toml naming ``/home/host/bin/tool`` must not get ``/home/host``.
+    """
+    if not spec.command or _runs_our_python(spec) or "/" not in spec.command[0]:
+        return None
+    program = os.path.abspath(_program(spec) or "")
+    if _under(program, [*bot_files(spec), *SYSTEM_FOLDERS, *_SYSTEM_LINKS]):
+        return None
+    return program
+
+
 def runtime_paths(spec: BotSpec) -> list[str]:
-    """The folders outside the system folders that the bot's program needs to run."""
+    """The folders outside the system folders that the bot's program needs to run.
+
+    famiglia's own Python, or a program found on the host's PATH. A program
+    given by path is either the bot's own (mounted with its files), a system
+    one, or refused (``foreign_program``).
+    """
     paths: list[str] = []
     if _runs_our_python(spec):
         paths += [sys.prefix, sys.base_prefix, sysconfig.get_path("stdlib"), sysconfig.get_path("purelib"),
@@ -98,13 +135,11 @@ def runtime_paths(spec: BotSpec) -> list[str]:
         # The folders famiglia's own dependencies were imported from (PYTHONPATH
         # or a user site, when not the interpreter's): what its packages need.
         paths += [_site_of(module) for module in _DEPENDENCIES if module in sys.modules]
-    program = _program(spec)
-    if program is not None:
-        for candidate in dict.fromkeys((os.path.abspath(program), os.path.realpath(program))):
-            folder = Path(candidate).parent
-            if folder.name == "bin":
-                folder = folder.parent
-            paths.append(str(folder))
+    elif spec.command and "/" not in spec.command[0]:
+        found = shutil.which(spec.command[0])
+        if found is not None:
+            for candidate in dict.fromkeys((os.path.abspath(found), os.path.realpath(found))):
+                paths.append(_program_folder(candidate))
     return [p for p in dict.fromkeys(paths) if p and os.path.isdir(p) and not _under(p, SYSTEM_FOLDERS)]
 
 

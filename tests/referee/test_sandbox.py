@@ -34,9 +34,10 @@ from referee.sandbox import (
     require_level,
 )
 from referee.sandbox import launch as launch_module
+from referee.sandbox import view as view_module
 from referee.sandbox.launch import _sweep_dead_referees
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
-from referee.sandbox.view import FIFO_INSIDE
+from referee.sandbox.view import FIFO_INSIDE, runtime_paths
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import ROOT, TEST_BOTS, processes_in, wait_until_gone
 from tournaments.cli import app
@@ -409,3 +410,32 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+
+
+def test_a_bot_toml_naming_a_program_outside_its_folder_path_and_system_is_refused(tmp_path: Path) -> None:
+    # Mounting that program's folder would show the bot whatever else is there.
+    outside = tmp_path / "hosts-private" / "bin"
+    outside.mkdir(parents=True)
+    tool = outside / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text(f'name = "sly"\ncommand = "{tool} bot.py"\n')
+    with pytest.raises(BotSpecError, match=f"its program {tool} lies outside its own folder"):
+        prepare_bots([load_bot(str(folder))])
+
+
+def test_a_program_on_path_in_a_home_bin_folder_shows_only_that_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / ".nvm" / "v20" / "bin").mkdir(parents=True)
+    for program in (home / "bin" / "mytool", home / ".nvm" / "v20" / "bin" / "mynode"):
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{home / 'bin'}:{home / '.nvm' / 'v20' / 'bin'}:/usr/bin:/bin")
+    monkeypatch.setattr(view_module, "_homes", lambda: {str(home), "/"})
+    assert runtime_paths(BotSpec(name="t", command=["mytool"], cwd="/srv")) == [str(home / "bin")]
+    assert runtime_paths(BotSpec(name="n", command=["mynode"], cwd="/srv")) == [str(home / ".nvm" / "v20")]
