@@ -7,6 +7,8 @@ out of sight, only the bot's own folder writable (``referee.sandbox.prepare_buil
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -46,8 +48,25 @@ def build_bot(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS, *, ti
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise BotBuildFailed(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)[:600]}")
+    _drop_set_id_bits(Path(spec.cwd))
     argv = resolve_program(spec.command, Path(spec.cwd), spec.name)
     return msgspec.structs.replace(spec, command=argv, build=None)
+
+
+def _drop_set_id_bits(folder: Path) -> None:
+    """Clear setuid and setgid bits a build left in the bot's folder.
+
+    As root a build keeps uid 0 (without capabilities), and the owner of a
+    file may set its setuid bit: a setuid-root program in the bot's folder
+    would be a way up for any local user of the host. Symbolic links are not
+    followed.
+    """
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISREG(mode) and mode & (stat.S_ISUID | stat.S_ISGID):
+                os.chmod(path, stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID), follow_symlinks=False)
 
 
 def check_sandbox_view(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS) -> None:

@@ -6,6 +6,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -439,3 +440,17 @@ def test_a_program_on_path_in_a_home_bin_folder_shows_only_that_folder(
     monkeypatch.setattr(view_module, "_homes", lambda: {str(home), "/"})
     assert runtime_paths(BotSpec(name="t", command=["mytool"], cwd="/srv")) == [str(home / "bin")]
     assert runtime_paths(BotSpec(name="n", command=["mynode"], cwd="/srv")) == [str(home / ".nvm" / "v20")]
+
+
+def test_a_build_runs_sandboxed_and_leaves_no_setuid_program(tmp_path: Path) -> None:
+    folder = tmp_path / "b"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    outside = tmp_path / "outside.txt"
+    # The build tries to write outside its folder, and leaves a setuid copy of a program.
+    build = f"sh -c 'echo x > {outside}; cp /bin/true ./bot && chmod u+s,g+s ./bot && touch done'"
+    (folder / "bot.toml").write_text(f'name = "b"\ncommand = "./bot"\nbuild = "{build}"\n')
+    (spec,) = prepare_bots([load_bot(str(folder))])
+    assert (folder / "done").exists() and not outside.exists()
+    mode = (folder / "bot").stat().st_mode
+    assert mode & (stat.S_ISUID | stat.S_ISGID) == 0 and mode & stat.S_IXUSR
