@@ -451,6 +451,7 @@ def test_a_build_runs_sandboxed_and_leaves_no_setuid_program(tmp_path: Path) -> 
     build = f"sh -c 'echo x > {outside}; cp /bin/true ./bot && chmod u+s,g+s ./bot && touch done'"
     (folder / "bot.toml").write_text(f'name = "b"\ncommand = "./bot"\nbuild = "{build}"\n')
     (spec,) = prepare_bots([load_bot(str(folder))])
+    assert spec.build is None and spec.command[0].endswith("bot")
     assert (folder / "done").exists() and not outside.exists()
     mode = (folder / "bot").stat().st_mode
     assert mode & (stat.S_ISUID | stat.S_ISGID) == 0 and mode & stat.S_IXUSR
