@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from tournaments.cli import replay, tournament
+from tournaments.cli.check_bot import check_bot_command
 from tournaments.cli.play import play
 from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
 
@@ -22,6 +23,7 @@ app = typer.Typer(
 )
 app.command()(play)
 app.command()(tournament.demo)
+app.command("check-bot")(check_bot_command)
 app.add_typer(tournament.app, name="tournament")
 app.add_typer(replay.app, name="replay")
 app.command("standings")(standings_command)

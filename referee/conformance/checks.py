@@ -1,0 +1,513 @@
+"""Run one bot through every check and judge what it did.
+
+Every game is played by the referee's own ``run_match``: the bot under check
+in one seat as a real process (kept warm from game to game, like a tournament
+does), random in-process seats in the others. A failure is the termination the
+referee recorded, read together with the transcript ``Recorder`` kept of the
+bot's lines, and charged to the check it breaks: a wrong request id to "request
+ids", an answer nobody asked for to "nothing unasked", a timeout whose answer
+appears once the input closes to "flushes each line", a crash or an illegal
+action to the game it happened in.
+
+After a timeout the remaining games are skipped: each would cost the whole
+clock again, and the check that failed already says what to fix.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import trio
+
+from protocol.codec import ProtocolViolation, decode_bot_message
+from referee.bots import BotSpec
+from referee.conformance.forcing import find_position, targets_for
+from referee.conformance.seats import RandomSeat
+from referee.errors import BotError
+from referee.games import get_rules
+from referee.match import BotChannel, MatchSpec, run_match
+from referee.process import BotProcess, open_bot
+from referee.settings import RefereeSettings
+
+__all__ = ["CheckResult", "Report", "Thinking", "check_bot", "CHECKS"]
+
+Status = Literal["pass", "fail", "skip"]
+
+
+class CheckResult(msgspec.Struct, kw_only=True):
+    """One check: its name, pass/fail/skip, and on a failure what happened and how to fix it."""
+
+    name: str
+    status: Status = "pass"
+    detail: str = ""
+    """What the bot did (on a failure), or a note (on a pass or a skip)."""
+    wanted: str = ""
+    """What the protocol wants."""
+    fix: str = ""
+    """How to fix it, naming the PROTOCOL.md section."""
+
+
+class Thinking(msgspec.Struct, frozen=True, kw_only=True):
+    """The bot's time per decision over every game of the check, in ms."""
+
+    decisions: int
+    median_ms: float
+    p95_ms: float
+    max_ms: float
+
+
+class Report(msgspec.Struct, kw_only=True):
+    """Everything ``famiglia check-bot`` found, as ``--json`` prints it."""
+
+    bot: str
+    game: str
+    passed: bool
+    checks: list[CheckResult]
+    thinking: Thinking
+    games: int
+    seconds: float
+
+
+# name -> (what the protocol wants, the PROTOCOL.md section to read)
+CHECKS: dict[str, tuple[str, str]] = {
+    "startup": ("answer start with a ready line within the startup limit", "ready"),
+    "whole game": ("play a game from start to end", "A game, message by message"),
+    "messages": ("one valid JSON message per line, under 1 MiB, an action of the game's shape", "Transport"),
+    "request ids": ("each action carries the id of the request it answers", "action"),
+    "nothing unasked": ("exactly one action per request and nothing after end", "A game, message by message"),
+    "flushes each line": ("every line flushed as soon as it is written", "Transport"),
+    "warm reuse": ("another start after end on the same process (or a clean exit after end)", "Several games in one process"),
+    "restart": ("a fresh process plays as well as the first", "Several games in one process"),
+    "time": ("every decision well within move_ms (95% under half of it), the bank untouched", "Time"),
+    "stderr": ("stderr under the flood limit of each game", "Transport"),
+    "exits when input closes": ("exit when stdin closes, leaving no process behind", "A game, message by message"),
+    "own folder untouched": ("write nothing into the bot's folder (read-only under the strict sandbox)", "Transport"),
+}
+_GAME_SECTION = {"vendetta": "Vendetta", "sicilianos": "Decisions and actions"}
+_FIX = {
+    "startup": "print the ready line (and flush) as soon as start arrives; do slow setup lazily",
+    "messages": "send exactly the JSON objects of the section, one per line, with no raw newline",
+    "request ids": "copy the request's id field into the action unchanged",
+    "nothing unasked": "answer each request exactly once and send nothing else but log lines",
+    "flushes each line": "flush stdout after every line (C: fflush(stdout); Python: print(..., flush=True))",
+    "warm reuse": "reset per-game state on every start and keep reading stdin after end",
+    "restart": "keep no state between processes that a fresh start cannot rebuild",
+    "time": "answer sooner: search less, or stop when time_ms is nearly spent",
+    "stderr": "write less to stderr (only the last 64 KiB per game are kept anyway)",
+    "exits when input closes": "exit when stdin ends, and make every child process exit with you",
+    "own folder untouched": "write scratch files to /tmp, not beside the bot",
+}
+
+
+class Recorder:
+    """A ``BotChannel`` around the bot's process that keeps what it sent and how fast.
+
+    ``swap`` puts a fresh process behind it. On ``kill`` after an unanswered
+    request it first closes the bot's input and reads what still comes out: an
+    answer that appears only then was written but never flushed.
+    """
+
+    def __init__(self, process: BotProcess) -> None:
+        self.process = process
+        self.answered: set[int] = set()
+        self.open_request = 0
+        self.sent_at = 0.0
+        self.waiting_ready = False
+        self.thinking_ms: list[float] = []
+        self.late_lines: list[bytes] = []
+
+    def swap(self, process: BotProcess) -> None:
+        self.process = process
+
+    @property
+    def name(self) -> str:
+        return self.process.name
+
+    @property
+    def sandbox(self) -> str:
+        return self.process.sandbox
+
+    async def send(self, data: bytes) -> None:
+        if data.startswith(b'{"type":"request"'):
+            self.open_request = msgspec.json.decode(data, type=dict[str, Any])["id"]
+            self.sent_at = trio.current_time()
+        elif data.startswith(b'{"type":"start"'):
+            self.waiting_ready = True
+            self.open_request = 0
+        await self.process.send(data)
+
+    async def readline(self) -> bytes:
+        line = await self.process.readline()
+        try:
+            message = decode_bot_message(line)
+        except ProtocolViolation:
+            return line
+        if type(message).__name__ == "Ready":
+            self.waiting_ready = False
+        elif type(message).__name__ == "Action" and self.open_request:
+            self.thinking_ms.append((trio.current_time() - self.sent_at) * 1000)
+            self.answered.add(self.open_request)
+            self.open_request = 0
+        return line
+
+    async def kill(self) -> None:
+        if self.open_request or self.waiting_ready:
+            with trio.CancelScope(shield=True):
+                stdin = self.process.process.stdin
+                if stdin is not None:
+                    with trio.move_on_after(0.2):
+                        await stdin.aclose()
+                with trio.move_on_after(0.5):
+                    while True:
+                        try:
+                            self.late_lines.append(await self.process.readline())
+                        except BotError:
+                            break
+        await self.process.kill()
+
+    def stderr_text(self) -> str:
+        return self.process.stderr_text()
+
+
+class _Game(msgspec.Struct, kw_only=True):
+    """One game of the check: the check it belongs to, the table, where the bot sits."""
+
+    check: str
+    players: int
+    seat: int
+    variants: dict[str, str] = {}
+    state: Any = None
+    note: str = ""
+
+
+def _variant_games(game: str) -> list[_Game]:
+    """Every table size once, the bot in a different seat each time, the variants spread over them."""
+    if game == "vendetta":
+        variants: list[dict[str, str]] = [{}, {"setup": "dealt-only"}, {"control": "majority", "setup": "dealt-only"}]
+    else:
+        variants = [
+            {},
+            {"steal_pick": "victim"},
+            {"business_colour": "winning", "action_die": "1-1-4"},
+            {"steal_pick": "victim", "business_colour": "winning", "turn_limit": "60"},
+        ]
+    rules = get_rules(game)
+    games = []
+    for i, players in enumerate(range(rules.min_players, rules.max_players + 1)):
+        chosen = variants[i % len(variants)]
+        described = ", ".join(f"{k}={v}" for k, v in chosen.items()) or "default variants"
+        games.append(
+            _Game(
+                check=f"{players} players",
+                players=players,
+                seat=(players - 1) if i % 2 else i % players,
+                variants=chosen,
+                note=f"seat {(players - 1) if i % 2 else i % players}, {described}",
+            )
+        )
+    return games
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under the bot's folder: size and modification time."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = Path(root, name)
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            found[str(path.relative_to(folder))] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+def _processes_in(folder: Path) -> list[int]:
+    """Live processes working in ``folder`` (Linux /proc): what a bot left behind."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == folder:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+class _Run:
+    """One check of one bot: the warm process, the results, the games played."""
+
+    def __init__(self, bot: BotSpec, game: str, settings: RefereeSettings, stack: AsyncExitStack) -> None:
+        self.bot = bot
+        self.game = game
+        self.settings = settings
+        self.stack = stack
+        self.results: dict[str, CheckResult] = {}
+        self.recorder: Recorder | None = None
+        self.process_stack: AsyncExitStack | None = None
+        self.games = 0
+        self.stopped = ""  # why the remaining games are skipped
+        self.exits_after_game = False
+        self.stderr_max = 0
+
+    def result(self, name: str) -> CheckResult:
+        if name not in self.results:
+            self.results[name] = CheckResult(name=name)
+        return self.results[name]
+
+    def fail(self, name: str, detail: str) -> None:
+        result = self.result(name)
+        if result.status == "fail":
+            return  # the first failure says it
+        wanted, section = CHECKS.get(name, ("answer it with a legal action", _GAME_SECTION[self.game]))
+        if name.startswith("decision:") or name in ("whole game",) or name.endswith("players"):
+            section = _GAME_SECTION[self.game] if name.startswith("decision:") else section
+            if name.endswith("players"):
+                wanted, section = "play every table size and variant", "start"
+        result.status = "fail"
+        result.detail = detail
+        result.wanted = wanted
+        fix = _FIX.get(name, "play every kind the section lists; answer with one of the listed options, unchanged")
+        result.fix = f'{fix} (PROTOCOL.md, section "{section}")'
+
+    async def fresh_process(self) -> Recorder:
+        """Close the current process (if any) and start another one."""
+        if self.process_stack is not None:
+            await self.process_stack.aclose()
+        self.process_stack = AsyncExitStack()
+        process = await self.process_stack.enter_async_context(open_bot(self.bot, self.settings))
+        if self.recorder is None:
+            self.recorder = Recorder(process)
+        else:
+            self.recorder.swap(process)
+        return self.recorder
+
+    async def replace(self, seat: int) -> BotChannel | None:
+        """The warm process exited between games: a fresh one, as the pool does."""
+        self.exits_after_game = True
+        return await self.fresh_process()
+
+    async def play(self, entry: _Game, seed: int) -> None:
+        """Play one game and charge whatever went wrong to the check it breaks."""
+        if self.stopped:
+            self.result(entry.check).status = "skip"
+            self.result(entry.check).detail = self.stopped
+            return
+        recorder = self.recorder
+        assert recorder is not None
+        if not recorder.process.healthy or recorder.process.process.returncode is not None:
+            recorder = await self.fresh_process()
+        recorder.late_lines.clear()
+        channels: list[BotChannel] = [RandomSeat(f"random{i}") for i in range(entry.players)]
+        channels[entry.seat] = recorder
+        spec = MatchSpec(game=self.game, seed=seed, variants=entry.variants, match=f"check-{self.game}-{seed}")
+        before = recorder.process.stderr.total
+        record = await run_match(spec, channels, self.settings, replace=self.replace, initial_state=entry.state)
+        self.games += 1
+        written = recorder.process.stderr.total - before
+        self.stderr_max = max(self.stderr_max, written)
+        failed = [t for t in record.result.terminations if t.seat == entry.seat]
+        if failed:
+            termination = failed[0]
+            self.charge(entry.check, termination.kind, termination.reason, termination.request, recorder)
+            return
+        self.result(entry.check).detail = entry.note
+        await self.listen_after_end(recorder)
+
+    async def listen_after_end(self, recorder: Recorder) -> None:
+        """Nothing may come after ``end``: a line now is an answer nobody asked for."""
+        with trio.move_on_after(0.05):
+            try:
+                line = await recorder.process.readline()
+            except BotError:
+                return  # it exited after end: valid, it is started again
+            self.fail("nothing unasked", f"sent {line[:120]!r} after end, with no request open")
+            await recorder.process.kill()
+
+    def charge(self, check: str, kind: str, reason: str, request: int, recorder: Recorder) -> None:
+        late = b" ".join(recorder.late_lines)[:160]
+        did = f"{kind}: {reason}"
+        if kind == "timeout" and late.strip():
+            self.fail("flushes each line", f"{did}; its answer {late!r} came out only when its input closed")
+            self.stopped = "skipped: an earlier game timed out"
+        elif kind == "timeout" and request == 0:
+            self.fail("startup", did)
+            self.stopped = "skipped: the bot did not start"
+        elif kind == "timeout":
+            self.fail("time", did)
+            self.stopped = "skipped: an earlier game timed out"
+        elif request == 0 and kind in ("crash", "stall"):
+            self.fail("startup", did)
+            if "exited" in reason and check == "whole game":
+                self.stopped = "skipped: the bot did not start"
+        elif kind == "protocol" and reason.startswith("answered request "):
+            answered = int(reason.split()[2].rstrip(","))
+            self.fail("nothing unasked" if answered in recorder.answered else "request ids", did)
+        elif kind == "protocol" and "on stderr" in reason:
+            self.fail("stderr", did)
+        elif kind == "protocol" and "before ready" in reason:
+            self.fail("nothing unasked", did)
+        elif kind == "protocol":
+            self.fail("messages", did)
+        else:
+            self.fail(check, did)
+            return
+        # A failure charged to a cross-cutting check leaves the game's own check unjudged.
+        if self.result(check).status == "pass" and check != "startup":
+            self.result(check).status = "skip"
+            self.result(check).detail = "not judged: the game ended early for the reason above"
+
+
+async def check_bot(
+    bot: BotSpec,
+    game: str,
+    settings: RefereeSettings,
+    *,
+    progress: Callable[[str], None] = lambda name: None,
+) -> Report:
+    """Run ``bot`` (already built) through every check of ``game``; the report.
+
+    ``progress`` is called with each check's name before it runs.
+    """
+    get_rules(game)  # ValueError for an unknown game, before anything starts
+    began = trio.current_time()
+    folder = Path(bot.cwd)
+    files_before = _folder_snapshot(folder)
+    async with AsyncExitStack() as stack:
+        run = _Run(bot, game, settings, stack)
+        for name in ("startup", "whole game"):
+            run.result(name)
+        progress("startup")
+        try:
+            await run.fresh_process()
+        except BotError as error:
+            run.fail("startup", f"{error.kind}: {error.reason}")
+            run.stopped = "skipped: the bot did not start"
+        if run.recorder is not None:
+            progress("whole game")
+            rules = get_rules(game)
+            await run.play(_Game(check="whole game", players=rules.min_players, seat=0, note="seat 0"), seed=1)
+            for name in CHECKS:
+                if name not in ("startup", "whole game"):
+                    run.result(name)
+            for i, entry in enumerate(_variant_games(game)):
+                progress(entry.check)
+                await run.play(entry, seed=10 + i)
+            for i, (target, match) in enumerate(targets_for(game)):
+                progress(target.name)
+                forced = find_position(game, target, match)
+                if forced is None:
+                    run.result(target.name).status = "skip"
+                    run.result(target.name).detail = "no such position found in the seeded search"
+                    continue
+                entry = _Game(
+                    check=target.name,
+                    players=forced.players,
+                    seat=forced.seat,
+                    variants=forced.variants,
+                    state=forced.state,
+                    note=f"{target.what}: seed {forced.seed}, after {forced.steps} decisions, seat {forced.seat}",
+                )
+                await run.play(entry, seed=100 + i)
+            warm = run.result("warm reuse")
+            if warm.status == "pass":
+                warm.detail = (
+                    "exits after each game (valid: it was started again)"
+                    if run.exits_after_game
+                    else f"{run.games} games on the same process"
+                )
+            progress("restart")
+            await _check_restart(run)
+            progress("exits when input closes")
+            await _check_exit(run, folder)
+        if run.process_stack is not None:
+            await run.process_stack.aclose()
+    files_after = _folder_snapshot(folder)
+    changed = sorted(name for name in files_before.keys() | files_after.keys() if files_before.get(name) != files_after.get(name))
+    if changed and run.recorder is not None:
+        run.fail("own folder untouched", f"changed {', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}")
+    thinking = _thinking(run, settings)
+    checks = list(run.results.values())
+    return Report(
+        bot=bot.name,
+        game=game,
+        passed=all(result.status != "fail" for result in checks),
+        checks=checks,
+        thinking=thinking,
+        games=run.games,
+        seconds=round(trio.current_time() - began, 2),
+    )
+
+
+async def _check_restart(run: _Run) -> None:
+    if run.stopped:
+        run.result("restart").status = "skip"
+        run.result("restart").detail = run.stopped
+        return
+    await run.fresh_process()
+    before = len(run.results)
+    rules = get_rules(run.game)
+    await run.play(_Game(check="restart", players=rules.max_players, seat=1, note="a new process, seat 1"), seed=2)
+    assert len(run.results) >= before
+
+
+async def _check_exit(run: _Run, folder: Path) -> None:
+    """Close the bot's input: it must exit within the grace time and leave no process working in its folder."""
+    result = run.result("exits when input closes")
+    recorder = run.recorder
+    if run.stopped or recorder is None:
+        result.status, result.detail = "skip", run.stopped or "the bot did not start"
+        return
+    process = recorder.process.process
+    grace = run.settings.grace_ms / 1000
+    if process.stdin is not None:
+        with trio.move_on_after(grace):
+            await process.stdin.aclose()
+    with trio.move_on_after(grace):
+        await process.wait()
+    if process.returncode is None:
+        run.fail("exits when input closes", f"still running {grace:g} s after its input closed")
+        return
+    await trio.sleep(0.05)
+    left = _processes_in(folder)
+    if left:
+        run.fail("exits when input closes", f"exited, but left {len(left)} process(es) running in its folder")
+    else:
+        result.detail = f"exit code {process.returncode}"
+
+
+def _thinking(run: _Run, settings: RefereeSettings) -> Thinking:
+    times = run.recorder.thinking_ms if run.recorder is not None else []
+    if not times:
+        return Thinking(decisions=0, median_ms=0.0, p95_ms=0.0, max_ms=0.0)
+    thinking = Thinking(
+        decisions=len(times),
+        median_ms=round(statistics.median(times), 2),
+        p95_ms=round(_percentile(times, 0.95), 2),
+        max_ms=round(max(times), 2),
+    )
+    result = run.result("time")
+    if result.status == "pass":
+        move = settings.time.move_ms
+        if thinking.max_ms > move:
+            run.fail("time", f"its slowest decision took {thinking.max_ms:.0f} ms, over move_ms {move} (the bank paid)")
+        elif thinking.p95_ms > move / 2:
+            run.fail("time", f"95% of its decisions took up to {thinking.p95_ms:.0f} ms, over half of move_ms {move}")
+        else:
+            result.detail = f"median {thinking.median_ms} ms, p95 {thinking.p95_ms} ms, max {thinking.max_ms} ms"
+    stderr = run.result("stderr")
+    if stderr.status == "pass":
+        stderr.detail = f"at most {run.stderr_max} bytes in one game"
+    return thinking
