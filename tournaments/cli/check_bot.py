@@ -1,4 +1,4 @@
-"""``famiglia check-bot``: run one bot through the conformance checks (referee.conformance)."""
+"""``famiglia check-bot``: run one bot through the conformance checks (tournaments.checkbot)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from protocol.messages import TimeControl
 from referee.bots import build_bot, load_bot
-from referee.conformance.checks import Report, check_bot
+from tournaments.checkbot.checks import Report, check_bot
 from referee.games import get_rules
 from referee.sandbox import require_level
 from referee.settings import RefereeSettings

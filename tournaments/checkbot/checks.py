@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import statistics
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,13 +26,15 @@ import trio
 
 from protocol.codec import ProtocolViolation, decode_bot_message
 from referee.bots import BotSpec
-from referee.conformance.forcing import find_position, targets_for
-from referee.conformance.seats import RandomSeat
+from tournaments.checkbot.forcing import find_position, targets_for
+from tournaments.checkbot.seats import RandomSeat
 from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchSpec, run_match
-from referee.process import BotProcess, open_bot
+from referee.play import DeadBot
+from referee.process import BotProcess
 from referee.settings import RefereeSettings
+from tournaments.pool import WarmPool, open_pool
 
 __all__ = ["CheckResult", "Report", "Thinking", "check_bot", "CHECKS"]
 
@@ -121,6 +122,7 @@ class Recorder:
         self.waiting_ready = False
         self.thinking_ms: list[float] = []
         self.late_lines: list[bytes] = []
+        self.decision = ""  # the kind of the last request sent
 
     def swap(self, process: BotProcess) -> None:
         self.process = process
@@ -135,7 +137,9 @@ class Recorder:
 
     async def send(self, data: bytes) -> None:
         if data.startswith(b'{"type":"request"'):
-            self.open_request = msgspec.json.decode(data, type=dict[str, Any])["id"]
+            request = msgspec.json.decode(data, type=dict[str, Any])
+            self.open_request = request["id"]
+            self.decision = str(request["decision"])
             self.sent_at = trio.current_time()
         elif data.startswith(b'{"type":"start"'):
             self.waiting_ready = True
@@ -167,7 +171,7 @@ class Recorder:
                     while True:
                         try:
                             self.late_lines.append(await self.process.readline())
-                        except BotError:
+                        except (BotError, ProtocolViolation):
                             break
         await self.process.kill()
 
@@ -220,9 +224,14 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    """Every file under the bot's folder: size and modification time."""
+    """Every file under the bot's folder: size and modification time.
+
+    Python's bytecode caches are left out: the interpreter writes them on its
+    own, and skips them silently where the folder is read-only.
+    """
     found = {}
-    for root, _, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [name for name in dirs if name != "__pycache__"]
         for name in files:
             path = Path(root, name)
             try:
@@ -230,6 +239,24 @@ def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]]:
             except OSError:
                 continue
             found[str(path.relative_to(folder))] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+_SIGTERM_BIT = 1 << (15 - 1)
+
+
+def _ignoring_sigterm(folder: Path) -> list[str]:
+    """The processes working in ``folder`` that ignore SIGTERM (from /proc/PID/status), by pid and command."""
+    found = []
+    for pid in _processes_in(folder):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            ignored = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, StopIteration, ValueError):
+            continue
+        if ignored & _SIGTERM_BIT:
+            found.append(f"{pid} ({command.strip()[:60]})")
     return found
 
 
@@ -249,14 +276,13 @@ def _processes_in(folder: Path) -> list[int]:
 class _Run:
     """One check of one bot: the warm process, the results, the games played."""
 
-    def __init__(self, bot: BotSpec, game: str, settings: RefereeSettings, stack: AsyncExitStack) -> None:
+    def __init__(self, bot: BotSpec, game: str, settings: RefereeSettings, pool: WarmPool) -> None:
         self.bot = bot
         self.game = game
         self.settings = settings
-        self.stack = stack
+        self.pool = pool
         self.results: dict[str, CheckResult] = {}
         self.recorder: Recorder | None = None
-        self.process_stack: AsyncExitStack | None = None
         self.games = 0
         self.stopped = ""  # why the remaining games are skipped
         self.exits_after_game = False
@@ -283,11 +309,17 @@ class _Run:
         result.fix = f'{fix} (PROTOCOL.md, section "{section}")'
 
     async def fresh_process(self) -> Recorder:
-        """Close the current process (if any) and start another one."""
-        if self.process_stack is not None:
-            await self.process_stack.aclose()
-        self.process_stack = AsyncExitStack()
-        process = await self.process_stack.enter_async_context(open_bot(self.bot, self.settings))
+        """Close the current process (if any) and start another one.
+
+        The processes live in the pool's nursery (tournaments.pool), not in the
+        task that asks: ``replace`` runs inside ``run_match``'s own nursery.
+        """
+        if self.recorder is not None:
+            self.pool.discard(self.recorder.process)
+        process = await self.pool.acquire(self.bot, fresh=True)
+        if isinstance(process, DeadBot):
+            raise process.error
+        assert isinstance(process, BotProcess)
         if self.recorder is None:
             self.recorder = Recorder(process)
         else:
@@ -333,13 +365,17 @@ class _Run:
                 line = await recorder.process.readline()
             except BotError:
                 return  # it exited after end: valid, it is started again
+            except ProtocolViolation as exc:
+                line = str(exc).encode()
             self.fail("nothing unasked", f"sent {line[:120]!r} after end, with no request open")
             await recorder.process.kill()
 
     def charge(self, check: str, kind: str, reason: str, request: int, recorder: Recorder) -> None:
         late = b" ".join(recorder.late_lines)[:160]
         did = f"{kind}: {reason}"
-        if kind == "timeout" and late.strip():
+        if request:
+            did += f" (at a {recorder.decision} decision)"
+        if kind == "timeout" and late.strip() and request == 0:
             self.fail("flushes each line", f"{did}; its answer {late!r} came out only when its input closed")
             self.stopped = "skipped: an earlier game timed out"
         elif kind == "timeout" and request == 0:
@@ -350,8 +386,7 @@ class _Run:
             self.stopped = "skipped: an earlier game timed out"
         elif request == 0 and kind in ("crash", "stall"):
             self.fail("startup", did)
-            if "exited" in reason and check == "whole game":
-                self.stopped = "skipped: the bot did not start"
+            self.stopped = "skipped: the bot did not start"
         elif kind == "protocol" and reason.startswith("answered request "):
             answered = int(reason.split()[2].rstrip(","))
             self.fail("nothing unasked" if answered in recorder.answered else "request ids", did)
@@ -363,6 +398,9 @@ class _Run:
             self.fail("messages", did)
         else:
             self.fail(check, did)
+            if check == "whole game" and kind in ("crash", "stall"):
+                # Every later game would end the same way: one line says it.
+                self.stopped = "skipped: the bot could not play a whole game"
             return
         # A failure charged to a cross-cutting check leaves the game's own check unjudged.
         if self.result(check).status == "pass" and check != "startup":
@@ -385,8 +423,8 @@ async def check_bot(
     began = trio.current_time()
     folder = Path(bot.cwd)
     files_before = _folder_snapshot(folder)
-    async with AsyncExitStack() as stack:
-        run = _Run(bot, game, settings, stack)
+    async with open_pool(settings) as pool:
+        run = _Run(bot, game, settings, pool)
         for name in ("startup", "whole game"):
             run.result(name)
         progress("startup")
@@ -432,8 +470,6 @@ async def check_bot(
             await _check_restart(run)
             progress("exits when input closes")
             await _check_exit(run, folder)
-        if run.process_stack is not None:
-            await run.process_stack.aclose()
     files_after = _folder_snapshot(folder)
     changed = sorted(name for name in files_before.keys() | files_after.keys() if files_before.get(name) != files_after.get(name))
     if changed and run.recorder is not None:
@@ -471,6 +507,7 @@ async def _check_exit(run: _Run, folder: Path) -> None:
         result.status, result.detail = "skip", run.stopped or "the bot did not start"
         return
     process = recorder.process.process
+    stubborn = _ignoring_sigterm(folder)
     grace = run.settings.grace_ms / 1000
     if process.stdin is not None:
         with trio.move_on_after(grace):
@@ -479,6 +516,13 @@ async def _check_exit(run: _Run, folder: Path) -> None:
         await process.wait()
     if process.returncode is None:
         run.fail("exits when input closes", f"still running {grace:g} s after its input closed")
+        return
+    if stubborn:
+        # The sandbox's PID namespace ends them with the bot; without one they would stay.
+        run.fail(
+            "exits when input closes",
+            f"runs {len(stubborn)} process(es) that ignore SIGTERM, which would outlive it: {', '.join(stubborn)}",
+        )
         return
     await trio.sleep(0.05)
     left = _processes_in(folder)
