@@ -1,0 +1,147 @@
+"""famiglia check-bot: sample bots pass, each hostile bot fails the check that names its fault.
+
+Every case runs the real check (real processes, the referee's run_match) with
+short clocks, so a timeout costs under a second.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from typer.testing import CliRunner
+
+from protocol.messages import TimeControl
+from referee.bots import build_bot, load_bot
+from referee.settings import BotLimits, RefereeSettings
+from tests.conftest import SAMPLE_BOTS, TEST_BOTS
+from tournaments.checkbot.checks import Report, check_bot
+from tournaments.cli import app
+
+pytestmark = pytest.mark.slow
+
+CLOCK = TimeControl(startup_ms=3000, move_ms=300, bank_ms=500)
+HOSTILE = TEST_BOTS / "hostile"
+
+
+def run_check(folder: Path, game: str = "vendetta", **settings: Any) -> Report:
+    spec = build_bot(load_bot(str(folder)))
+    return trio.run(check_bot, spec, game, RefereeSettings(**{"time": CLOCK, **settings}))
+
+
+def failing(report: Report) -> list[str]:
+    return [result.name for result in report.checks if result.status == "fail"]
+
+
+@pytest.mark.parametrize(
+    ("bot", "game"),
+    [
+        ("random_py", "vendetta"),
+        ("greedy_py", "vendetta"),
+        ("c_bot", "vendetta"),
+        ("node_js", "vendetta"),
+        ("sicilianos_py", "sicilianos"),
+        ("random_py", "sicilianos"),
+        ("c_bot", "sicilianos"),
+        ("node_js", "sicilianos"),
+    ],
+)
+def test_every_sample_bot_passes_every_check(bot: str, game: str) -> None:
+    if bot == "c_bot" and shutil.which("gcc") is None or bot == "node_js" and shutil.which("node") is None:
+        pytest.skip("compiler or runtime missing")
+    report = run_check(SAMPLE_BOTS / bot, game)
+    assert failing(report) == [], [r for r in report.checks if r.status == "fail"]
+    assert report.passed
+    names = {result.name for result in report.checks}
+    kinds = {"vendetta": 4, "sicilianos": 13}[game]
+    assert sum(name.startswith("decision: ") for name in names) == kinds
+    # Every forced position was found and played, none skipped.
+    assert all(result.status == "pass" for result in report.checks), report.checks
+    assert report.thinking.decisions > 50
+    assert report.seconds < 30
+
+
+# (hostile bot, the check that must fail, extra settings)
+HOSTILE_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("crash_at_start", "startup", {}),
+    ("mute_handshake", "startup", {"time": TimeControl(startup_ms=800, move_ms=300, bank_ms=500)}),
+    ("exit_midgame", "whole game", {}),
+    ("closes_stdout", "whole game", {}),
+    ("memory_hog", "whole game", {"limits": BotLimits(memory_mb=256)}),
+    ("fork_bomb", "whole game", {"limits": BotLimits(processes=16)}),
+    ("sleep_once", "time", {}),
+    ("slow_bank", "time", {}),
+    ("cpu_loop", "time", {}),
+    ("immortal", "time", {}),
+    ("endless_line", "messages", {}),
+    ("garbage", "messages", {}),
+    ("wrong_shape", "messages", {}),
+    ("wrong_id", "request ids", {}),
+    ("double_answer", "nothing unasked", {}),
+    ("stderr_flood", "stderr", {"stderr_flood_bytes": 4 << 20}),
+    ("stubborn_grandchild", "exits when input closes", {}),
+    ("setsid_grandchild", "exits when input closes", {}),
+    ("write_outside", "own folder untouched", {}),
+]
+
+
+@pytest.mark.parametrize(("bot", "check", "settings"), HOSTILE_CASES, ids=[case[0] for case in HOSTILE_CASES])
+def test_each_hostile_bot_fails_the_check_naming_its_fault(
+    bot: str, check: str, settings: dict[str, Any], tmp_path: Path
+) -> None:
+    folder = HOSTILE / bot
+    if bot == "write_outside":  # it writes into its folder: give it a copy
+        folder = tmp_path / bot
+        shutil.copytree(HOSTILE / bot, folder)
+    report = run_check(folder, **settings)
+    assert not report.passed
+    assert failing(report)[0] == check, report.checks
+    result = next(r for r in report.checks if r.name == check)
+    assert result.detail and result.wanted and "PROTOCOL.md, section" in result.fix
+
+
+@pytest.mark.parametrize("bot", ["net_probe", "kill_everyone", "dawdler"])
+def test_contained_hostile_bots_break_no_protocol_rule(bot: str) -> None:
+    # Their attempts (a refused connection, kill(-1) inside their PID namespace, a
+    # wait of 0 s) are contained by the sandbox and break no rule of the protocol.
+    assert run_check(HOSTILE / bot).passed
+
+
+def test_a_bot_that_breaks_only_on_a_rare_kind_is_caught() -> None:
+    report = run_check(TEST_BOTS / "rare_breaker", "sicilianos")
+    assert "decision: renegade" in failing(report)
+    for result in report.checks:
+        if result.status == "fail":
+            assert "at a renegade decision" in result.detail
+    assert next(r for r in report.checks if r.name == "decision: bomb").status == "pass"
+
+
+runner = CliRunner()
+
+
+def test_cli_exit_codes_and_json() -> None:
+    passed = runner.invoke(app, ["check-bot", str(SAMPLE_BOTS / "random_py"), "--json", "--move-ms", "300"])
+    assert passed.exit_code == 0, passed.output
+    report = json.loads(passed.output)
+    assert report["passed"] is True and report["thinking"]["decisions"] > 0
+    failed = runner.invoke(app, ["check-bot", str(HOSTILE / "wrong_id"), "--move-ms", "300"])
+    assert failed.exit_code == 1
+    assert "FAIL  request ids" in failed.output and "some checks failed" in failed.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check-bot", "no/such/folder"], "not a folder with bot.toml"),
+        (["check-bot", str(SAMPLE_BOTS / "random_py"), "--game", "chess"], "unknown game 'chess'"),
+    ],
+)
+def test_cli_user_mistake_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
