@@ -26,17 +26,17 @@ import trio
 
 from protocol.codec import ProtocolViolation, decode_bot_message
 from referee.bots import BotSpec
-from tournaments.checkbot.forcing import find_position, targets_for
-from tournaments.checkbot.seats import RandomSeat
 from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchSpec, run_match
 from referee.play import DeadBot
 from referee.process import BotProcess
 from referee.settings import RefereeSettings
+from tournaments.checkbot.forcing import find_position, targets_for
+from tournaments.checkbot.seats import RandomSeat
 from tournaments.pool import WarmPool, open_pool
 
-__all__ = ["CheckResult", "Report", "Thinking", "check_bot", "CHECKS"]
+__all__ = ["CHECKS", "CheckResult", "Report", "Thinking", "check_bot"]
 
 Status = Literal["pass", "fail", "skip"]
 
@@ -83,7 +83,10 @@ CHECKS: dict[str, tuple[str, str]] = {
     "request ids": ("each action carries the id of the request it answers", "action"),
     "nothing unasked": ("exactly one action per request and nothing after end", "A game, message by message"),
     "flushes each line": ("every line flushed as soon as it is written", "Transport"),
-    "warm reuse": ("another start after end on the same process (or a clean exit after end)", "Several games in one process"),
+    "warm reuse": (
+        "another start after end on the same process (or a clean exit after end)",
+        "Several games in one process",
+    ),
     "restart": ("a fresh process plays as well as the first", "Several games in one process"),
     "time": ("every decision well within move_ms (95% under half of it), the bank untouched", "Time"),
     "stderr": ("stderr under the flood limit of each game", "Transport"),
@@ -471,7 +474,9 @@ async def check_bot(
             progress("exits when input closes")
             await _check_exit(run, folder)
     files_after = _folder_snapshot(folder)
-    changed = sorted(name for name in files_before.keys() | files_after.keys() if files_before.get(name) != files_after.get(name))
+    changed = sorted(
+        name for name in files_before.keys() | files_after.keys() if files_before.get(name) != files_after.get(name)
+    )
     if changed and run.recorder is not None:
         run.fail("own folder untouched", f"changed {', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}")
     thinking = _thinking(run, settings)

@@ -18,7 +18,7 @@ import msgspec
 
 from referee.games import get_rules
 from referee.games.base import Decision, GameState, SeededChance
-from referee.games.vendetta import Place, Placement, PlaceConstraints, VendettaState
+from referee.games.vendetta import Place, PlaceConstraints, Placement, VendettaState
 
 __all__ = ["Forced", "Target", "find_position", "targets_for"]
 
@@ -85,6 +85,15 @@ def _sicilianos_types(decision: Decision) -> set[str]:
     return {type(option).__name__ for option in decision.options or ()}
 
 
+def _offers(kind: str, names: set[str]) -> Match:
+    """A recogniser: a ``kind`` decision whose options include every action type in ``names``."""
+
+    def match(state: GameState, decision: Decision) -> bool:
+        return decision.kind == kind and names <= _sicilianos_types(decision)
+
+    return match
+
+
 def targets_for(game: str) -> list[tuple[Target, Match]]:
     """Every decision kind (and option type) of ``game`` a bot must answer, with its recogniser."""
     if game == "vendetta":
@@ -98,16 +107,22 @@ def targets_for(game: str) -> list[tuple[Target, Match]]:
                 lambda s, d: _vendetta_turn(s)[0] >= 2 and _vendetta_turn(s)[1] > 0,
             ),
             (
-                Target(name="decision: place, P4 minimum", what="a district held alone by another seat (minimum > 1, P4)"),
+                Target(
+                    name="decision: place, P4 minimum", what="a district held alone by another seat (minimum > 1, P4)"
+                ),
                 lambda s, d: max(d.constraints.minimum) > 2,
             ),
             (
-                Target(name="decision: place, empty hand", what="a turn with no mafioso in hand (only [] is legal)", policy="spend_all"),
+                Target(
+                    name="decision: place, empty hand",
+                    what="a turn with no mafioso in hand (only [] is legal)",
+                    policy="spend_all",
+                ),
                 lambda s, d: d.constraints.hand == 0,
             ),
         ]
     if game == "sicilianos":
-        from referee.games.sicilianos.state import _KIND_ACTIONS  # noqa: PLC0415 - the engine's own table
+        from referee.games.sicilianos.state import _KIND_ACTIONS
 
         found: list[tuple[Target, Match]] = []
         for kind, actions in _KIND_ACTIONS.items():
@@ -120,7 +135,7 @@ def targets_for(game: str) -> list[tuple[Target, Match]]:
                 players=(3, 4, 5, 6),
                 policy="mild" if kind == "take2_colour" else "random",
             )
-            found.append((target, lambda s, d, kind=kind, names=names: d.kind == kind and names <= _sicilianos_types(d)))
+            found.append((target, _offers(kind, names)))
         return found
     raise ValueError(f"unknown game {game!r}")
 

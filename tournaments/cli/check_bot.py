@@ -12,10 +12,10 @@ from rich.markup import escape
 
 from protocol.messages import TimeControl
 from referee.bots import build_bot, load_bot
-from tournaments.checkbot.checks import Report, check_bot
 from referee.games import get_rules
 from referee.sandbox import require_level
 from referee.settings import RefereeSettings
+from tournaments.checkbot.checks import Report, check_bot
 from tournaments.cli.common import console, err_console, exit_on_interrupt, user_errors
 
 __all__ = ["check_bot_command", "print_report"]
@@ -65,9 +65,7 @@ def check_bot_command(
             raise ValueError("--move-ms must be positive and --bank-ms/--startup-ms not negative")
         level = require_level(sandbox)
         spec = build_bot(load_bot(bot))
-    settings = RefereeSettings(
-        time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms), sandbox=level
-    )
+    settings = RefereeSettings(time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms), sandbox=level)
 
     def progress(name: str) -> None:
         if not json and err_console.is_terminal:

@@ -87,7 +87,12 @@ def print_record(record: MatchRecord) -> None:
 
 def play(
     game: Annotated[str, typer.Argument(help="vendetta or sicilianos")],
-    bots: Annotated[list[str], typer.Argument(help="a folder with bot.toml, a command line in quotes, or human (you, at this terminal); seat order")],
+    bots: Annotated[
+        list[str],
+        typer.Argument(
+            help="a folder with bot.toml, a command line in quotes, or human (you, at this terminal); seat order"
+        ),
+    ],
     seed: Annotated[int | None, typer.Option(help="the deal seed (random if not given; printed)")] = None,
     replay: Annotated[Path | None, typer.Option(help="write the replay here (JSON lines)")] = None,
     variant: Annotated[list[str], typer.Option(help="a rules variant KEY=VALUE; repeat for several")] = [],  # noqa: B006

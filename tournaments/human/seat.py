@@ -59,10 +59,10 @@ class IllegalEntry(ValueError):
 
 def _screen_for(game: str) -> GameScreen:
     if game == "vendetta":
-        from tournaments.human.vendetta import VendettaScreen  # noqa: PLC0415 - one game's screen per match
+        from tournaments.human.vendetta import VendettaScreen
 
         return VendettaScreen()
-    from tournaments.human.sicilianos import SicilianosScreen  # noqa: PLC0415
+    from tournaments.human.sicilianos import SicilianosScreen
 
     return SicilianosScreen()
 

@@ -20,7 +20,7 @@ def _card(item: dict[str, Any]) -> str:
 
 def describe_option(option: dict[str, Any]) -> str:
     """One option in words: 'war with blue 5, stake 5000'."""
-    kind = option["type"]
+    kind = str(option["type"])
     if kind in ("draw", "inspect"):
         return f"{'draw the top card of' if kind == 'draw' else 'look through'} the {option['colour']} pile"
     if kind in ("war", "join"):
@@ -81,7 +81,9 @@ class SicilianosScreen:
             businesses = ", ".join(f"{b['colour']} {b['kind'] or '?'}" for b in player["businesses"]) or "-"
             table.add_row(
                 str(s),
-                names[s] + (" (you)" if s == seat and names[s] != "you" else "") + (" forfeited" if player["forfeited"] else ""),
+                names[s]
+                + (" (you)" if s == seat and names[s] != "you" else "")
+                + (" forfeited" if player["forfeited"] else ""),
                 f"{player['hand_size']}: {' '.join(player['hand'])}",
                 " ".join(map(str, player["notes"])) or "-",
                 str(player["clean"]),
@@ -89,14 +91,18 @@ class SicilianosScreen:
             )
         console.print(table)
         console.print(
-            "piles: " + ", ".join(f"{c} {n}" for c, n in view["piles"].items())
-            + "; businesses left: " + ", ".join(f"{c} {n}" for c, n in view["business_piles"].items()),
+            "piles: "
+            + ", ".join(f"{c} {n}" for c, n in view["piles"].items())
+            + "; businesses left: "
+            + ", ".join(f"{c} {n}" for c, n in view["business_piles"].items()),
             highlight=False,
         )
         war = view.get("war")
         if war:
             for p in war["participants"]:
-                cards = ", ".join(_card(c) if not c["face_down"] or c["value"] is not None else "face down" for c in p["cards"])
+                cards = ", ".join(
+                    _card(c) if not c["face_down"] or c["value"] is not None else "face down" for c in p["cards"]
+                )
                 console.print(
                     f"  war: seat {p['seat']} ({p['colour']} family) stake {p['stake']}, strength {p['strength']}: {cards}",
                     highlight=False,

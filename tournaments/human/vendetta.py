@@ -58,7 +58,7 @@ class VendettaScreen:
         board = Table(title=f"round {view['round']}, turn {view['turn']}: your move, seat {seat}")
         board.add_column("district", justify="right")
         for s in range(n):
-            board.add_column(f"{'you' if s == seat else names[s]} ({s})", justify="right")  # noqa: PERF401
+            board.add_column(f"{'you' if s == seat else names[s]} ({s})", justify="right")
         board.add_column("card", justify="left")
         minimum = request["constraints"]["minimum"]
         for d in range(1, 14):
@@ -74,10 +74,19 @@ class VendettaScreen:
         for column in ("seat", "name", "hand", "box", "points", "districts", "dealt"):
             seats.add_column(column)
         for s in range(n):
-            name = names[s] + (" (you)" if s == seat and names[s] != "you" else "") + (" forfeited" if view["forfeited"][s] else "")
+            name = (
+                names[s]
+                + (" (you)" if s == seat and names[s] != "you" else "")
+                + (" forfeited" if view["forfeited"][s] else "")
+            )
             seats.add_row(
-                str(s), name, str(view["hands"][s]), str(view["box"][s]), str(view["points"][s]),
-                str(view["controlled"][s]), " ".join(map(str, view["dealt"][s])),
+                str(s),
+                name,
+                str(view["hands"][s]),
+                str(view["box"][s]),
+                str(view["points"][s]),
+                str(view["controlled"][s]),
+                " ".join(map(str, view["dealt"][s])),
             )
         console.print(seats)
         console.print(
