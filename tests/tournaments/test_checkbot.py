@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from protocol.messages import TimeControl
 from referee.bots import build_bot, load_bot
 from referee.settings import BotLimits, RefereeSettings
-from tests.conftest import SAMPLE_BOTS, TEST_BOTS
+from tests.conftest import ROOT, SAMPLE_BOTS, TEST_BOTS
 from tournaments.checkbot.checks import Report, check_bot
 from tournaments.cli import app
 
@@ -145,3 +145,23 @@ def test_cli_user_mistake_is_one_line_and_exit_2(args: list[str], message: str) 
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_every_section_a_fix_names_is_a_heading_of_protocol_md() -> None:
+    from tournaments.checkbot.checks import _GAME_SECTION, CHECKS
+
+    doc = (ROOT / "protocol" / "PROTOCOL.md").read_text(encoding="utf-8")
+    headings = {line.lstrip("#").strip() for line in doc.splitlines() if line.startswith("#")}
+    for _, section in [*CHECKS.values(), *((None, s) for s in _GAME_SECTION.values())]:
+        assert section in headings, section
+
+
+def test_a_failing_build_is_a_failed_check_with_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "bot.toml").write_text(
+        'name = "broken"\ncommand = "./bot"\nbuild = "sh -c \'echo no compiler >&2; exit 3\'"\n'
+    )
+    result = runner.invoke(app, ["check-bot", str(tmp_path), "--json"])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    assert [(c["name"], c["status"]) for c in report["checks"]] == [("build", "fail")]
+    assert "no compiler" in report["checks"][0]["detail"]

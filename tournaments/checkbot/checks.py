@@ -25,7 +25,7 @@ import msgspec
 import trio
 
 from protocol.codec import ProtocolViolation, decode_bot_message
-from referee.bots import BotSpec
+from referee.bots import BotBuildFailed, BotSpec, build_bot
 from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchSpec, run_match
@@ -77,6 +77,10 @@ class Report(msgspec.Struct, kw_only=True):
 
 # name -> (what the protocol wants, the PROTOCOL.md section to read)
 CHECKS: dict[str, tuple[str, str]] = {
+    "build": (
+        "the build command in bot.toml succeeds",
+        "A complete bot in 20 lines (JavaScript, Node.js, no packages)",
+    ),
     "startup": ("answer start with a ready line within the startup limit", "ready"),
     "whole game": ("play a game from start to end", "A game, message by message"),
     "messages": ("one valid JSON message per line, under 1 MiB, an action of the game's shape", "Transport"),
@@ -95,6 +99,7 @@ CHECKS: dict[str, tuple[str, str]] = {
 }
 _GAME_SECTION = {"vendetta": "Vendetta", "sicilianos": "Decisions and actions"}
 _FIX = {
+    "build": "run the build command in the bot's folder by hand and fix what it reports",
     "startup": "print the ready line (and flush) as soon as start arrives; do slow setup lazily",
     "messages": "send exactly the JSON objects of the section, one per line, with no raw newline",
     "request ids": "copy the request's id field into the action unchanged",
@@ -226,7 +231,11 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+_WATCHED_FILES = 5000
+"""A bot folder with more files than this is not watched (a command line run from a big folder)."""
+
+
+def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]] | None:
     """Every file under the bot's folder: size and modification time.
 
     Python's bytecode caches are left out: the interpreter writes them on its
@@ -242,6 +251,8 @@ def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]]:
             except OSError:
                 continue
             found[str(path.relative_to(folder))] = (info.st_size, info.st_mtime_ns)
+            if len(found) > _WATCHED_FILES:
+                return None
     return found
 
 
@@ -300,11 +311,12 @@ class _Run:
         result = self.result(name)
         if result.status == "fail":
             return  # the first failure says it
-        wanted, section = CHECKS.get(name, ("answer it with a legal action", _GAME_SECTION[self.game]))
-        if name.startswith("decision:") or name in ("whole game",) or name.endswith("players"):
-            section = _GAME_SECTION[self.game] if name.startswith("decision:") else section
-            if name.endswith("players"):
-                wanted, section = "play every table size and variant", "start"
+        if name in CHECKS:
+            wanted, section = CHECKS[name]
+        elif name.endswith("players"):
+            wanted, section = "play every table size and every variant", "start"
+        else:  # a forced decision kind
+            wanted, section = "answer it with a legal action", _GAME_SECTION[self.game]
         result.status = "fail"
         result.detail = detail
         result.wanted = wanted
@@ -418,17 +430,33 @@ async def check_bot(
     *,
     progress: Callable[[str], None] = lambda name: None,
 ) -> Report:
-    """Run ``bot`` (already built) through every check of ``game``; the report.
+    """Build ``bot``, run it through every check of ``game``; the report.
 
-    ``progress`` is called with each check's name before it runs.
+    ``progress`` is called with each check's name before it runs. ValueError
+    for an unknown game; a failed build is a failed check, not an exception.
     """
     get_rules(game)  # ValueError for an unknown game, before anything starts
     began = trio.current_time()
     folder = Path(bot.cwd)
+    progress("build")
+    try:
+        bot = await trio.to_thread.run_sync(build_bot, bot)
+    except BotBuildFailed as exc:
+        build = CheckResult(name="build", status="fail", detail=str(exc), wanted=CHECKS["build"][0])
+        build.fix = f'{_FIX["build"]} (PROTOCOL.md, section "{CHECKS["build"][1]}")'
+        return Report(
+            bot=bot.name,
+            game=game,
+            passed=False,
+            checks=[build],
+            thinking=Thinking(decisions=0, median_ms=0.0, p95_ms=0.0, max_ms=0.0),
+            games=0,
+            seconds=round(trio.current_time() - began, 2),
+        )
     files_before = _folder_snapshot(folder)
     async with open_pool(settings) as pool:
         run = _Run(bot, game, settings, pool)
-        for name in ("startup", "whole game"):
+        for name in ("build", "startup", "whole game"):
             run.result(name)
         progress("startup")
         try:
@@ -441,7 +469,7 @@ async def check_bot(
             rules = get_rules(game)
             await run.play(_Game(check="whole game", players=rules.min_players, seat=0, note="seat 0"), seed=1)
             for name in CHECKS:
-                if name not in ("startup", "whole game"):
+                if name not in ("build", "startup", "whole game"):
                     run.result(name)
             for i, entry in enumerate(_variant_games(game)):
                 progress(entry.check)
@@ -474,9 +502,14 @@ async def check_bot(
             progress("exits when input closes")
             await _check_exit(run, folder)
     files_after = _folder_snapshot(folder)
-    changed = sorted(
-        name for name in files_before.keys() | files_after.keys() if files_before.get(name) != files_after.get(name)
-    )
+    if files_before is None or files_after is None:
+        watched = run.result("own folder untouched")
+        watched.status, watched.detail = "skip", f"{folder} holds over {_WATCHED_FILES} files: not watched"
+        changed: list[str] = []
+    else:
+        changed = sorted(
+            name for name in files_before.keys() | files_after.keys() if files_before.get(name) != files_after.get(name)
+        )
     if changed and run.recorder is not None:
         run.fail("own folder untouched", f"changed {', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}")
     thinking = _thinking(run, settings)

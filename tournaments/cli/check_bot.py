@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from protocol.messages import TimeControl
-from referee.bots import build_bot, load_bot
+from referee.bots import load_bot
 from referee.games import get_rules
 from referee.sandbox import require_level
 from referee.settings import RefereeSettings
@@ -64,7 +64,7 @@ def check_bot_command(
         if min(move_ms, bank_ms, startup_ms) < 0 or move_ms == 0:
             raise ValueError("--move-ms must be positive and --bank-ms/--startup-ms not negative")
         level = require_level(sandbox)
-        spec = build_bot(load_bot(bot))
+        spec = load_bot(bot)
     settings = RefereeSettings(time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms), sandbox=level)
 
     def progress(name: str) -> None:
