@@ -85,7 +85,6 @@ HOSTILE_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("stderr_flood", "stderr", {"stderr_flood_bytes": 4 << 20}),
     ("stubborn_grandchild", "exits when input closes", {}),
     ("setsid_grandchild", "exits when input closes", {}),
-    ("write_outside", "own folder untouched", {}),
 ]
 
 
@@ -93,22 +92,32 @@ HOSTILE_CASES: list[tuple[str, str, dict[str, Any]]] = [
 def test_each_hostile_bot_fails_the_check_naming_its_fault(
     bot: str, check: str, settings: dict[str, Any], tmp_path: Path
 ) -> None:
-    folder = HOSTILE / bot
-    if bot == "write_outside":  # it writes into its folder: give it a copy
-        folder = tmp_path / bot
-        shutil.copytree(HOSTILE / bot, folder)
-    report = run_check(folder, **settings)
+    report = run_check(HOSTILE / bot, **settings)
     assert not report.passed
     assert failing(report)[0] == check, report.checks
     result = next(r for r in report.checks if r.name == check)
     assert result.detail and result.wanted and "PROTOCOL.md, section" in result.fix
 
 
-@pytest.mark.parametrize("bot", ["net_probe", "kill_everyone", "dawdler"])
-def test_contained_hostile_bots_break_no_protocol_rule(bot: str) -> None:
+@pytest.mark.parametrize(
+    ("bot", "level"),
+    [("net_probe", "standard"), ("kill_everyone", "standard"), ("dawdler", "standard"), ("write_outside", "strict")],
+)
+def test_contained_hostile_bots_break_no_protocol_rule(bot: str, level: str) -> None:
     # Their attempts (a refused connection, kill(-1) inside their PID namespace, a
-    # wait of 0 s) are contained by the sandbox and break no rule of the protocol.
-    assert run_check(HOSTILE / bot).passed
+    # wait of 0 s, writes refused by the strict level's read-only filesystem; at the
+    # standard level write_outside would write into /tmp and $HOME of this machine)
+    # are contained by the sandbox and break no rule of the protocol.
+    assert run_check(HOSTILE / bot, sandbox=level).passed
+
+
+def test_a_bot_that_writes_into_its_own_folder_fails_that_check(tmp_path: Path) -> None:
+    shutil.copytree(TEST_BOTS / "passer", tmp_path / "scribbler")
+    bot = tmp_path / "scribbler" / "bot.py"
+    bot.write_text('open("scratch.txt", "w").write("state")\n' + bot.read_text())
+    report = run_check(tmp_path / "scribbler")
+    assert failing(report) == ["own folder untouched"]
+    assert "scratch.txt" in next(r.detail for r in report.checks if r.name == "own folder untouched")
 
 
 def test_a_bot_that_breaks_only_on_a_rare_kind_is_caught() -> None:

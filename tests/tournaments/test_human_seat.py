@@ -114,3 +114,25 @@ def test_resigning_after_confirmation_forfeits_the_seat_and_the_game_goes_on() -
     assert "resigned at the terminal" in child.before
     child.close()
     assert child.exitstatus == 0
+
+
+def test_ctrl_c_at_the_prompt_is_one_line_and_exit_130() -> None:
+    child = spawn("play", "vendetta", "human", PASSER, PASSER, "--seed", "1")
+    child.expect(PROMPT)
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    assert "interrupted: the match was stopped" in child.before
+    assert "Traceback" not in child.before
+    child.close()
+    assert child.exitstatus == 130
+
+
+def test_end_of_input_at_the_prompt_forfeits_the_seat_without_a_traceback() -> None:
+    child = spawn("play", "sicilianos", "human", PASSER, PASSER, "--seed", "1")
+    child.expect(PROMPT)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    assert "resigned at the terminal" in child.before
+    assert "Traceback" not in child.before
+    child.close()
+    assert child.exitstatus == 0

@@ -88,7 +88,11 @@ class HumanSeat(InProcessSeat):
         return line
 
     async def ask(self, prompt: str) -> str:
-        text: str = await trio.to_thread.run_sync(self.read, prompt, abandon_on_cancel=True)
+        """One line typed by the person; end of input (Ctrl-D, a closed terminal) is a resignation."""
+        try:
+            text: str = await trio.to_thread.run_sync(self.read, prompt, abandon_on_cancel=True)
+        except EOFError:
+            return "\x04"
         return text.strip()
 
     async def respond(self, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -115,12 +119,16 @@ class HumanSeat(InProcessSeat):
         screen.draw(self.console, message, self.names)
         while True:
             text = await self.ask(screen.prompt(message) + "> ")
+            if text == "\x04":
+                self.console.print("end of input: you leave the game (your seat forfeits)", highlight=False)
+                self.resigned = True
+                return {"type": "log", "message": "left: end of input"}
             if text == "?":
                 self.console.print(screen.help(message) + "\n" + HELP_COMMON, highlight=False)
                 continue
             if text.lower() == "q":
                 sure = await self.ask("Resign this game? Your seat forfeits. Type yes to confirm> ")
-                if sure.lower() in ("y", "yes"):
+                if sure.lower() in ("y", "yes", "\x04"):
                     self.resigned = True
                     return {"type": "log", "message": "resigned"}
                 continue
