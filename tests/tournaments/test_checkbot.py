@@ -174,3 +174,59 @@ def test_a_failing_build_is_a_failed_check_with_exit_1(tmp_path: Path) -> None:
     report = json.loads(result.output)
     assert [(c["name"], c["status"]) for c in report["checks"]] == [("build", "fail")]
     assert "no compiler" in report["checks"][0]["detail"]
+
+
+NO_FLUSH = """
+import json, sys
+out = open(1, "w", buffering=65536, closefd=False)  # block-buffered, never flushed
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        out.write(json.dumps({"type": "ready"}) + "\\n")
+    elif message["type"] == "request":
+        action = (message.get("options") or [{"type": "place", "placements": []}])[0]
+        out.write(json.dumps({"type": "action", "id": message["id"], "action": action}) + "\\n")
+out.flush()
+"""
+
+
+def test_a_bot_that_never_flushes_fails_the_flush_check(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(NO_FLUSH)
+    (tmp_path / "bot.toml").write_text('name = "no_flush"\ncommand = "python bot.py"\n')
+    report = run_check(tmp_path, time=TimeControl(startup_ms=800, move_ms=300, bank_ms=500))
+    assert failing(report) == ["flushes each line"]
+    assert "came out only when its input closed" in next(r.detail for r in report.checks if r.status == "fail")
+
+
+ONE_GAME = """
+import json, sys
+games = 0
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        games += 1
+        if games == 2:
+            {second_start}
+        print(json.dumps({{"type": "ready"}}), flush=True)
+    elif message["type"] == "request":
+        action = (message.get("options") or [{{"type": "place", "placements": []}}])[0]
+        print(json.dumps({{"type": "action", "id": message["id"], "action": action}}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("second_start", "passes"),
+    [("sys.exit(0)", True), ("sys.exit(9)", False), ("continue", False)],
+    ids=["exits cleanly", "crashes", "ignores it"],
+)
+def test_warm_reuse_allows_a_clean_exit_but_not_a_broken_second_start(
+    second_start: str, passes: bool, tmp_path: Path
+) -> None:
+    (tmp_path / "bot.py").write_text(ONE_GAME.format(second_start=second_start))
+    (tmp_path / "bot.toml").write_text('name = "one_game"\ncommand = "python bot.py"\n')
+    report = run_check(tmp_path, time=TimeControl(startup_ms=800, move_ms=300, bank_ms=500))
+    warm = next(r for r in report.checks if r.name == "warm reuse")
+    if passes:
+        assert report.passed and "exits after each game" in warm.detail
+    else:
+        assert failing(report)[0] == "warm reuse", report.checks

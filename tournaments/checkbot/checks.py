@@ -25,6 +25,7 @@ import msgspec
 import trio
 
 from protocol.codec import ProtocolViolation, decode_bot_message
+from protocol.messages import Action, Ready
 from referee.bots import BotBuildFailed, BotSpec, build_bot
 from referee.errors import BotError
 from referee.games import get_rules
@@ -152,6 +153,7 @@ class Recorder:
         elif data.startswith(b'{"type":"start"'):
             self.waiting_ready = True
             self.open_request = 0
+            self.answered.clear()  # request ids start again at 1 in every game
         await self.process.send(data)
 
     async def readline(self) -> bytes:
@@ -160,9 +162,9 @@ class Recorder:
             message = decode_bot_message(line)
         except ProtocolViolation:
             return line
-        if type(message).__name__ == "Ready":
+        if isinstance(message, Ready):
             self.waiting_ready = False
-        elif type(message).__name__ == "Action" and self.open_request:
+        elif isinstance(message, Action) and self.open_request:
             self.thinking_ms.append((trio.current_time() - self.sent_at) * 1000)
             self.answered.add(self.open_request)
             self.open_request = 0
@@ -300,6 +302,7 @@ class _Run:
         self.games = 0
         self.stopped = ""  # why the remaining games are skipped
         self.exits_after_game = False
+        self.process_games = 0  # games the current process has played
         self.stderr_max = 0
 
     def result(self, name: str) -> CheckResult:
@@ -331,6 +334,7 @@ class _Run:
         """
         if self.recorder is not None:
             self.pool.discard(self.recorder.process)
+        self.process_games = 0
         process = await self.pool.acquire(self.bot, fresh=True)
         if isinstance(process, DeadBot):
             raise process.error
@@ -342,8 +346,19 @@ class _Run:
         return self.recorder
 
     async def replace(self, seat: int) -> BotChannel | None:
-        """The warm process exited between games: a fresh one, as the pool does."""
-        self.exits_after_game = True
+        """The warm process broke at the next start: a fresh one, as the pool does.
+
+        A clean exit (code 0) after ``end`` is allowed by the protocol; anything
+        else (an exit code, a signal, a process that closed its output and hangs)
+        fails warm reuse, and the check goes on with the fresh process.
+        """
+        assert self.recorder is not None
+        code = self.recorder.process.process.returncode
+        if code == 0:
+            self.exits_after_game = True
+        else:
+            status = "still running" if code is None else f"exit code {code}"
+            self.fail("warm reuse", f"after {self.process_games} game(s) it failed at the next start ({status})")
         return await self.fresh_process()
 
     async def play(self, entry: _Game, seed: int) -> None:
@@ -354,8 +369,10 @@ class _Run:
             return
         recorder = self.recorder
         assert recorder is not None
-        if not recorder.process.healthy or recorder.process.process.returncode is not None:
-            recorder = await self.fresh_process()
+        if recorder.process.healthy and recorder.process.process.returncode is not None:
+            await self.replace(entry.seat)  # it exited after its last game: judged there
+        elif not recorder.process.healthy:
+            recorder = await self.fresh_process()  # stopped by the referee after a failure
         recorder.late_lines.clear()
         channels: list[BotChannel] = [RandomSeat(f"random{i}") for i in range(entry.players)]
         channels[entry.seat] = recorder
@@ -363,6 +380,7 @@ class _Run:
         before = recorder.process.stderr.total
         record = await run_match(spec, channels, self.settings, replace=self.replace, initial_state=entry.state)
         self.games += 1
+        self.process_games += 1
         written = recorder.process.stderr.total - before
         self.stderr_max = max(self.stderr_max, written)
         failed = [t for t in record.result.terminations if t.seat == entry.seat]
@@ -393,6 +411,9 @@ class _Run:
         if kind == "timeout" and late.strip() and request == 0:
             self.fail("flushes each line", f"{did}; its answer {late!r} came out only when its input closed")
             self.stopped = "skipped: an earlier game timed out"
+        elif request == 0 and self.process_games > 0:
+            self.fail("warm reuse", f"{did}, after {self.process_games} game(s) on the same process")
+            self.stopped = "skipped: the bot does not play a second game on one process"
         elif kind == "timeout" and request == 0:
             self.fail("startup", did)
             self.stopped = "skipped: the bot did not start"
