@@ -353,6 +353,8 @@ class _Run:
         fails warm reuse, and the check goes on with the fresh process.
         """
         assert self.recorder is not None
+        if self.process_games == 0:
+            return None  # a process that never played: its failure is the startup's
         code = self.recorder.process.process.returncode
         if code == 0:
             self.exits_after_game = True
@@ -369,9 +371,10 @@ class _Run:
             return
         recorder = self.recorder
         assert recorder is not None
-        if recorder.process.healthy and recorder.process.process.returncode is not None:
+        exited = recorder.process.process.returncode is not None
+        if recorder.process.healthy and exited and self.process_games > 0:
             await self.replace(entry.seat)  # it exited after its last game: judged there
-        elif not recorder.process.healthy:
+        elif not recorder.process.healthy or exited:
             recorder = await self.fresh_process()  # stopped by the referee after a failure
         recorder.late_lines.clear()
         channels: list[BotChannel] = [RandomSeat(f"random{i}") for i in range(entry.players)]
@@ -380,7 +383,6 @@ class _Run:
         before = recorder.process.stderr.total
         record = await run_match(spec, channels, self.settings, replace=self.replace, initial_state=entry.state)
         self.games += 1
-        self.process_games += 1
         written = recorder.process.stderr.total - before
         self.stderr_max = max(self.stderr_max, written)
         failed = [t for t in record.result.terminations if t.seat == entry.seat]
@@ -388,6 +390,7 @@ class _Run:
             termination = failed[0]
             self.charge(entry.check, termination.kind, termination.reason, termination.request, recorder)
             return
+        self.process_games += 1  # counted once the game went well: a failed process is replaced
         self.result(entry.check).detail = entry.note
         await self.listen_after_end(recorder)
 
