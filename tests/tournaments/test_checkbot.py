@@ -71,7 +71,8 @@ HOSTILE_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("mute_handshake", "startup", {"time": TimeControl(startup_ms=800, move_ms=300, bank_ms=500)}),
     ("exit_midgame", "whole game", {}),
     ("closes_stdout", "whole game", {}),
-    ("memory_hog", "whole game", {"limits": BotLimits(memory_mb=256)}),
+    # A roomy clock: under load, filling 256 MiB may take longer than the short one.
+    ("memory_hog", "whole game", {"limits": BotLimits(memory_mb=256), "time": TimeControl(move_ms=5000)}),
     ("fork_bomb", "whole game", {"limits": BotLimits(processes=16)}),
     ("sleep_once", "time", {}),
     ("slow_bank", "time", {}),
