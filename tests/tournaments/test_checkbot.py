@@ -231,3 +231,17 @@ def test_warm_reuse_allows_a_clean_exit_but_not_a_broken_second_start(
         assert report.passed and "exits after each game" in warm.detail
     else:
         assert failing(report)[0] == "warm reuse", report.checks
+
+
+def test_a_process_of_the_host_in_the_bots_folder_is_not_blamed_on_the_bot(tmp_path: Path) -> None:
+    # Like the person's interactive shell, which ignores SIGTERM, sitting in the bot's folder.
+    import subprocess
+
+    shutil.copytree(TEST_BOTS / "passer", tmp_path / "passer")
+    shell = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 60"], cwd=tmp_path / "passer")
+    try:
+        report = run_check(tmp_path / "passer")
+    finally:
+        shell.kill()
+        shell.wait()
+    assert report.passed, [r for r in report.checks if r.status == "fail"]

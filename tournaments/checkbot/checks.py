@@ -261,10 +261,10 @@ def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]] | None:
 _SIGTERM_BIT = 1 << (15 - 1)
 
 
-def _ignoring_sigterm(folder: Path) -> list[str]:
-    """The processes working in ``folder`` that ignore SIGTERM (from /proc/PID/status), by pid and command."""
+def _ignoring_sigterm(folder: Path, leader: int) -> list[str]:
+    """The bot's processes working in ``folder`` that ignore SIGTERM (from /proc/PID/status), by pid and command."""
     found = []
-    for pid in _processes_in(folder):
+    for pid in _bot_processes(folder, leader):
         try:
             status = Path(f"/proc/{pid}/status").read_text()
             ignored = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
@@ -274,6 +274,28 @@ def _ignoring_sigterm(folder: Path) -> list[str]:
         if ignored & _SIGTERM_BIT:
             found.append(f"{pid} ({command.strip()[:60]})")
     return found
+
+
+def _session_and_namespace(pid: int) -> tuple[int, str]:
+    """A process's session id and PID namespace; OSError when it is gone."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    session = int(stat[stat.rindex(")") + 2 :].split()[3])
+    return session, os.readlink(f"/proc/{pid}/ns/pid")
+
+
+def _bot_processes(folder: Path, leader: int) -> list[int]:
+    """The processes of the bot started as ``leader``: in its session (the bot leads
+    one of its own), or in a PID namespace one of them lives in (a sandbox's). The
+    person's shell in the same folder is neither."""
+    ours = os.readlink("/proc/self/ns/pid")
+    found: dict[int, tuple[int, str]] = {}
+    for pid in _processes_in(folder):
+        try:
+            found[pid] = _session_and_namespace(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    namespaces = {ns for session, ns in found.values() if session == leader and ns != ours}
+    return [pid for pid, (session, ns) in found.items() if session == leader or ns in namespaces]
 
 
 def _processes_in(folder: Path) -> list[int]:
@@ -569,7 +591,7 @@ async def _check_exit(run: _Run, folder: Path) -> None:
         result.status, result.detail = "skip", run.stopped or "the bot did not start"
         return
     process = recorder.process.process
-    stubborn = _ignoring_sigterm(folder)
+    stubborn = _ignoring_sigterm(folder, process.pid)
     grace = run.settings.grace_ms / 1000
     if process.stdin is not None:
         with trio.move_on_after(grace):
@@ -587,7 +609,7 @@ async def _check_exit(run: _Run, folder: Path) -> None:
         )
         return
     await trio.sleep(0.05)
-    left = _processes_in(folder)
+    left = _bot_processes(folder, process.pid)
     if left:
         run.fail("exits when input closes", f"exited, but left {len(left)} process(es) running in its folder")
     else:
