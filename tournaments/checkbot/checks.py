@@ -325,6 +325,7 @@ class _Run:
         self.stopped = ""  # why the remaining games are skipped
         self.exits_after_game = False
         self.process_games = 0  # games the current process has played
+        self.warm_starts = 0  # games started on a process that had played before
         self.stderr_max = 0
 
     def result(self, name: str) -> CheckResult:
@@ -399,6 +400,8 @@ class _Run:
         elif not recorder.process.healthy or exited:
             recorder = await self.fresh_process()  # stopped by the referee after a failure
         recorder.late_lines.clear()
+        if self.process_games:
+            self.warm_starts += 1
         channels: list[BotChannel] = [RandomSeat(f"random{i}") for i in range(entry.players)]
         channels[entry.seat] = recorder
         spec = MatchSpec(game=self.game, seed=seed, variants=entry.variants, match=f"check-{self.game}-{seed}")
@@ -466,7 +469,7 @@ class _Run:
         # A failure charged to a cross-cutting check leaves the game's own check unjudged.
         if self.result(check).status == "pass" and check != "startup":
             self.result(check).status = "skip"
-            self.result(check).detail = "not judged: the game ended early for the reason above"
+            self.result(check).detail = "not judged: the game ended on a failure charged to another check"
 
 
 async def check_bot(
@@ -538,11 +541,12 @@ async def check_bot(
                 await run.play(entry, seed=100 + i)
             warm = run.result("warm reuse")
             if warm.status == "pass":
-                warm.detail = (
-                    "exits after each game (valid: it was started again)"
-                    if run.exits_after_game
-                    else f"{run.games} games on the same process"
-                )
+                if run.exits_after_game:
+                    warm.detail = "exits after each game (valid: it was started again)"
+                elif run.warm_starts:
+                    warm.detail = f"{run.warm_starts} games started on a process that had played before"
+                else:
+                    warm.status, warm.detail = "skip", "not judged: no game ended normally, so no process was reused"
             progress("restart")
             await _check_restart(run)
             progress("exits when input closes")
@@ -590,6 +594,9 @@ async def _check_exit(run: _Run, folder: Path) -> None:
     if run.stopped or recorder is None:
         result.status, result.detail = "skip", run.stopped or "the bot did not start"
         return
+    if not recorder.process.healthy or recorder.process.process.returncode is not None:
+        # The last process was stopped after a failure: a fresh one, whose input closes at once.
+        recorder = await run.fresh_process()
     process = recorder.process.process
     stubborn = _ignoring_sigterm(folder, process.pid)
     grace = run.settings.grace_ms / 1000
