@@ -154,6 +154,7 @@ class _Match:
         settings: RefereeSettings,
         replay_path: Path | None,
         replace: Replace | None = None,
+        initial_state: GameState | None = None,
     ) -> None:
         self.spec = spec
         self.replace = replace
@@ -167,7 +168,8 @@ class _Match:
                 f"{spec.game} is for {self.rules.min_players}-{self.rules.max_players} players, not {n}"
             )
         self.chance = RecordingChance(SeededChance(spec.seed))
-        self.state: GameState = self.rules.new_game(n, self.config, self.chance)
+        # A given state (check-bot's forced positions) replaces the seeded deal.
+        self.state: GameState = initial_state or self.rules.new_game(n, self.config, self.chance)
         self.action_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.rules.action_type)
         self.seats = [_Seat(i, bot, settings.time.bank_ms / 1000) for i, bot in enumerate(bots)]
         self.names = [bot.name for bot in bots]
@@ -280,7 +282,9 @@ class _Match:
         passes, the watchdog cancels that scope and ``timed_out`` records it.
         """
         allowance = self.settings.time.move_ms / 1000
-        budget = allowance + seat.bank_s + self.settings.margin_ms / 1000
+        # A person at the terminal (tournaments.human) plays without a clock.
+        untimed: bool = getattr(seat.bot, "untimed", False)
+        budget = math.inf if untimed else allowance + seat.bank_s + self.settings.margin_ms / 1000
         data = encode_message(request)
         now = trio.current_time()
         deadline = min(now + budget, self.wall_deadline)
@@ -307,7 +311,8 @@ class _Match:
             await trio.lowlevel.checkpoint_if_cancelled()
         self.open = None
         elapsed = trio.current_time() - start
-        seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - allowance))
+        if not untimed:
+            seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - allowance))
         seat.decisions += 1
         seat.total_s += elapsed
         seat.max_s = max(seat.max_s, elapsed)
@@ -516,6 +521,7 @@ async def run_match(
     replay_path: Path | None = None,
     commands: Sequence[list[str]] | None = None,
     replace: Replace | None = None,
+    initial_state: GameState | None = None,
 ) -> MatchRecord:
     """Play one match between ``bots`` (seat order) and return its record.
 
@@ -523,8 +529,16 @@ async def run_match(
     talks to them. ``replace`` may swap in a fresh bot for a reused process that
     broke before ``ready`` (see ``tournaments.pool``). ``ValueError`` for a bad spec (unknown game or variant, a
     table size the game does not allow) before anything is sent.
+
+    ``initial_state`` starts the match from a position built by the caller (the
+    conformance check's forced decisions) instead of ``spec.seed``'s deal; its
+    table size must match ``bots``, and no replay can be written (its deal is not
+    in the chance record). A bot whose channel has ``untimed = True`` (a person
+    at the terminal) has no clock; every other seat's clock runs as usual.
     """
-    match = _Match(spec, bots, settings, replay_path, replace)
+    if initial_state is not None and (replay_path is not None or initial_state.n_players != len(bots)):
+        raise ValueError("run_match: a given initial state needs one bot per seat and no replay path")
+    match = _Match(spec, bots, settings, replay_path, replace, initial_state)
     began = trio.current_time()
     if settings.game_wall_s > 0:
         match.wall_deadline = began + settings.game_wall_s

@@ -77,7 +77,7 @@ def check_table(game: str, variants: dict[str, str], players: int) -> None:
 
 async def play_match(
     spec: MatchSpec,
-    bots: Sequence[BotSpec],
+    bots: Sequence[BotSpec | BotChannel],
     settings: RefereeSettings = DEFAULT_SETTINGS,
     *,
     replay_path: Path | None = None,
@@ -86,19 +86,22 @@ async def play_match(
     """Start ``bots`` (seat order), play ``spec``, stop them; the match record.
 
     Each bot's stderr (the last ``settings.stderr_bytes``) is written beside the
-    replay as ``<replay>.seat<N>.stderr`` when there is a replay path.
+    replay as ``<replay>.seat<N>.stderr`` when there is a replay path. A seat
+    given as a ready ``BotChannel`` (a person: tournaments.human) is used as it is.
     """
     check_table(spec.game, spec.variants, len(bots))
     async with AsyncExitStack() as stack:
         channels: list[BotChannel] = []
         for bot in bots:
+            if not isinstance(bot, BotSpec):
+                channels.append(bot)
+                continue
             try:
                 channels.append(await stack.enter_async_context(open_bot(bot, settings)))
             except BotError as error:
                 channels.append(DeadBot(bot.name, error))
-        record = await run_match(
-            spec, channels, settings, replay_path=replay_path, commands=[bot.command for bot in bots]
-        )
+        commands = [bot.command if isinstance(bot, BotSpec) else [bot.name] for bot in bots]
+        record = await run_match(spec, channels, settings, replay_path=replay_path, commands=commands)
     # The bots are stopped now, so their stderr is complete.
     if replay_path is not None:
         save_stderr(replay_path, channels, stderr_dir)

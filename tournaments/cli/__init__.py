@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from tournaments.cli import replay, tournament
+from tournaments.cli.check_bot import check_bot_command
 from tournaments.cli.play import play
 from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
 
@@ -53,6 +54,7 @@ def _options(
 
 app.command()(play)
 app.command()(tournament.demo)
+app.command("check-bot")(check_bot_command)
 app.add_typer(tournament.app, name="tournament")
 app.add_typer(replay.app, name="replay")
 app.command("standings")(standings_command)

@@ -11,16 +11,40 @@ import msgspec
 import trio
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from protocol.messages import TimeControl
-from referee.bots import load_bot
-from referee.match import MatchRecord, MatchSpec
+from referee.bots import BotSpec, load_bot
+from referee.match import BotChannel, MatchRecord, MatchSpec
 from referee.play import check_table, play_match, prepare_bots
 from referee.sandbox import require_level
 from referee.settings import DEFAULT_MARGIN_MS, RefereeSettings
 from tournaments.cli.common import console, exit_on_interrupt, fail, user_errors
+from tournaments.human.seat import HumanSeat
 
-__all__ = ["parse_variants", "play", "print_record"]
+__all__ = ["HUMAN", "parse_variants", "play", "print_record"]
+
+HUMAN = "human"
+"""The word that puts the person at this terminal in a seat (any number of seats)."""
+
+
+def _read(prompt: str) -> str:
+    """One line typed at the terminal; the prompt as plain text (no markup, no highlighting)."""
+    return console.input(Text(prompt))
+
+
+def _seats(words: list[str], specs: list[BotSpec]) -> list[BotSpec | BotChannel]:
+    """Seat order: a human seat for each ``human`` word, the built bots for the rest."""
+    bots = iter(specs)
+    humans = sum(word == HUMAN for word in words)
+    seats: list[BotSpec | BotChannel] = []
+    for word in words:
+        if word == HUMAN:
+            name = "you" if humans == 1 else f"you{len(seats)}"
+            seats.append(HumanSeat(name, console, read=_read))
+        else:
+            seats.append(next(bots))
+    return seats
 
 
 def parse_variants(items: list[str]) -> dict[str, str]:
@@ -63,7 +87,12 @@ def print_record(record: MatchRecord) -> None:
 
 def play(
     game: Annotated[str, typer.Argument(help="vendetta or sicilianos")],
-    bots: Annotated[list[str], typer.Argument(help="a folder with bot.toml, or a command line in quotes; seat order")],
+    bots: Annotated[
+        list[str],
+        typer.Argument(
+            help="a folder with bot.toml, a command line in quotes, or human (you, at this terminal); seat order"
+        ),
+    ],
     seed: Annotated[
         int | None, typer.Option(help="the deal seed (random if not given; printed after the match; bots never see it)")
     ] = None,
@@ -91,7 +120,8 @@ def play(
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
         level = require_level(sandbox)
-        specs = prepare_bots([load_bot(text) for text in bots], RefereeSettings(sandbox=level))
+        specs = prepare_bots([load_bot(text) for text in bots if text != HUMAN], RefereeSettings(sandbox=level))
+    seats = _seats(bots, specs)
     if seed is None:
         # 63 bits: too many for a bot to try every seed against the cards it sees.
         seed = secrets.randbits(63)
@@ -108,7 +138,7 @@ def play(
         f" (the replay so far is {replay}.partial)" if replay is not None else ""
     )
     with exit_on_interrupt(stopped), user_errors():
-        record = trio.run(partial(play_match, spec, specs, settings, replay_path=replay))
+        record = trio.run(partial(play_match, spec, seats, settings, replay_path=replay))
     if json:
         console.print_json(msgspec.json.encode(record).decode())
     else:

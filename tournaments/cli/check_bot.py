@@ -1,0 +1,80 @@
+"""``famiglia check-bot``: run one bot through the conformance checks (tournaments.checkbot)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated
+
+import msgspec
+import trio
+import typer
+from rich.markup import escape
+
+from protocol.messages import TimeControl
+from referee.bots import load_bot
+from referee.games import get_rules
+from referee.sandbox import require_level
+from referee.settings import RefereeSettings
+from tournaments.checkbot.checks import Report, check_bot
+from tournaments.cli.common import console, err_console, exit_on_interrupt, user_errors
+
+__all__ = ["check_bot_command", "print_report"]
+
+_MARK = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip[/]"}
+
+
+def print_report(report: Report) -> None:
+    """One line per check, what to fix under each failure, then the summary line."""
+    for result in report.checks:
+        detail = f"  [dim]{escape(result.detail)}[/]" if result.detail and result.status != "fail" else ""
+        console.print(f"{_MARK[result.status]}  {escape(result.name)}{detail}", highlight=False)
+        if result.status == "fail":
+            console.print(f"      did:    {escape(result.detail)}", highlight=False, soft_wrap=True)
+            console.print(f"      wanted: {escape(result.wanted)}", highlight=False, soft_wrap=True)
+            console.print(f"      fix:    {escape(result.fix)}", highlight=False, soft_wrap=True)
+    t = report.thinking
+    console.print(
+        f"thinking time over {t.decisions} decisions: median {t.median_ms} ms, p95 {t.p95_ms} ms, max {t.max_ms} ms",
+        highlight=False,
+    )
+    counts = {status: sum(r.status == status for r in report.checks) for status in ("pass", "fail", "skip")}
+    verdict = "[green]all checks passed[/]" if report.passed else "[red]some checks failed[/]"
+    console.print(
+        f"{escape(report.bot)} ({report.game}): {verdict}: {counts['pass']} passed, {counts['fail']} failed, "
+        f"{counts['skip']} skipped; {report.games} games in {report.seconds:.1f} s",
+        highlight=False,
+    )
+
+
+def check_bot_command(
+    bot: Annotated[str, typer.Argument(help="a folder with bot.toml, or a command line in quotes")],
+    game: Annotated[str, typer.Option(help="vendetta or sicilianos")] = "vendetta",
+    move_ms: Annotated[int, typer.Option(help="time per decision, ms")] = TimeControl().move_ms,
+    bank_ms: Annotated[int, typer.Option(help="overage bank per game, ms")] = TimeControl().bank_ms,
+    startup_ms: Annotated[int, typer.Option(help="time to answer start with ready, ms")] = TimeControl().startup_ms,
+    sandbox: Annotated[str, typer.Option(help="none, standard or strict; see docs/sandbox.md")] = "standard",
+    json: Annotated[bool, typer.Option("--json", help="print the report as one JSON object")] = False,
+) -> None:
+    """Check that a bot follows the protocol in every position of a game, before a tournament admits it.
+
+    Exit code 0: every check passed; 1: a check failed; 2: a mistake in the command.
+    """
+    with user_errors():
+        get_rules(game)
+        if min(move_ms, bank_ms, startup_ms) < 0 or move_ms == 0:
+            raise ValueError("--move-ms must be positive and --bank-ms/--startup-ms not negative")
+        level = require_level(sandbox)
+        spec = load_bot(bot)
+    settings = RefereeSettings(time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms), sandbox=level)
+
+    def progress(name: str) -> None:
+        if not json and err_console.is_terminal:
+            err_console.print(f"[dim]checking {escape(name)} ...[/]\x1b[K", highlight=False, end="\r")
+
+    with exit_on_interrupt("interrupted: the check was stopped; no verdict"), user_errors():
+        report = trio.run(partial(check_bot, spec, game, settings, progress=progress))
+    if json:
+        console.print_json(msgspec.json.encode(report).decode())
+    else:
+        print_report(report)
+    raise typer.Exit(0 if report.passed else 1)

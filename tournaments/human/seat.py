@@ -1,0 +1,148 @@
+"""The human seat: requests drawn with Rich, answers typed at the terminal.
+
+The seat answers ``start`` with ``ready`` at once and each ``request`` with the
+action the person typed. An entry that is not legal is refused here, with the
+engine's rule id and message, and asked again: it never reaches the referee, so
+it never costs the seat its game. ``q`` resigns after a confirmation (the seat
+forfeits, recorded as a crash "resigned at the terminal"). The seat has no clock
+(``untimed``): the referee waits for a person as long as it takes.
+
+Input is read in a worker thread so the referee's Trio loop (and the bots'
+processes) stay responsive while the person thinks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import trio
+from rich.console import Console
+
+from referee.errors import BotCrashed
+from tournaments.checkbot.seats import InProcessSeat
+
+__all__ = ["GameScreen", "HumanSeat", "Resign"]
+
+HELP_COMMON = "Type ? for this help, q to resign (asks first)."
+
+
+class Resign(Exception):
+    """The person confirmed ``q``."""
+
+
+class GameScreen(Protocol):
+    """How one game is drawn and typed: the parts that differ between games."""
+
+    def describe_event(self, event: dict[str, Any], names: list[str]) -> str: ...
+
+    def draw(self, console: Console, request: dict[str, Any], names: list[str]) -> None: ...
+
+    def prompt(self, request: dict[str, Any]) -> str:
+        """The question, with an example of the notation."""
+        ...
+
+    def help(self, request: dict[str, Any]) -> str: ...
+
+    def parse(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+        """The action for ``text``; IllegalEntry (rule, message) when it is not legal."""
+        ...
+
+
+class IllegalEntry(ValueError):
+    """An entry refused before it reaches the referee: the rule it breaks and why."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(f"{rule}: {message}")
+        self.rule = rule
+
+
+def _screen_for(game: str) -> GameScreen:
+    if game == "vendetta":
+        from tournaments.human.vendetta import VendettaScreen
+
+        return VendettaScreen()
+    from tournaments.human.sicilianos import SicilianosScreen
+
+    return SicilianosScreen()
+
+
+class HumanSeat(InProcessSeat):
+    """A seat played by the person at this terminal."""
+
+    untimed = True
+
+    def __init__(self, name: str, console: Console, read: Callable[[str], str] = input) -> None:
+        super().__init__(name)
+        self.console = console
+        self.read = read
+        self.names: list[str] = []
+        self.seat = 0
+        self.screen: GameScreen | None = None
+        self.resigned = False
+
+    async def readline(self) -> bytes:
+        line = await super().readline()
+        if self.resigned:
+            raise BotCrashed("resigned at the terminal")
+        return line
+
+    async def ask(self, prompt: str) -> str:
+        """One line typed by the person; end of input (Ctrl-D, a closed terminal) is a resignation."""
+        try:
+            text: str = await trio.to_thread.run_sync(self.read, prompt, abandon_on_cancel=True)
+        except EOFError:
+            return "\x04"
+        return text.strip()
+
+    async def respond(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        kind = message.get("type")
+        if kind == "start":
+            self.names = list(message["names"])
+            self.seat = int(message["seat"])
+            self.screen = _screen_for(str(message["game"]))
+            self.console.rule(f"{message['game']}: you are seat {self.seat} of {message['players']}")
+            return {"type": "ready", "name": self.name}
+        screen = self.screen
+        if screen is None:
+            return None
+        if kind == "rejected":
+            self.console.print(f"[red]refused by the referee[/]: {message['message']}", highlight=False)
+            return None
+        if kind == "end":
+            self.show_events(message.get("events", []))
+            self.console.rule("game over")
+            return None
+        if kind != "request":
+            return None
+        self.show_events(message.get("events", []))
+        screen.draw(self.console, message, self.names)
+        while True:
+            text = await self.ask(screen.prompt(message) + "> ")
+            if text == "\x04":
+                self.console.print("end of input: you leave the game (your seat forfeits)", highlight=False)
+                self.resigned = True
+                return {"type": "log", "message": "left: end of input"}
+            if text == "?":
+                self.console.print(screen.help(message) + "\n" + HELP_COMMON, highlight=False)
+                continue
+            if text.lower() == "q":
+                sure = await self.ask("Resign this game? Your seat forfeits. Type yes to confirm> ")
+                if sure.lower() in ("y", "yes", "\x04"):
+                    self.resigned = True
+                    return {"type": "log", "message": "resigned"}
+                continue
+            try:
+                action = screen.parse(text, message)
+            except IllegalEntry as exc:
+                self.console.print(f"[red]not legal[/] {exc}  (type ? for help)", highlight=False)
+                continue
+            return {"type": "action", "id": message["id"], "action": action}
+
+    def show_events(self, events: list[dict[str, Any]]) -> None:
+        screen = self.screen
+        if not events or screen is None:
+            return
+        self.console.print("[bold]since your last turn:[/]")
+        for event in events:
+            self.console.print("  " + screen.describe_event(event, self.names), highlight=False)
