@@ -16,7 +16,8 @@ import trio
 from typer.testing import CliRunner
 
 from protocol.messages import TimeControl
-from referee.bots import build_bot, load_bot
+from referee.bots import load_bot
+from referee.build import build_bot
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import ROOT, SAMPLE_BOTS, TEST_BOTS
 from tournaments.checkbot.checks import Report, check_bot
@@ -29,6 +30,9 @@ HOSTILE = TEST_BOTS / "hostile"
 
 
 def run_check(folder: Path, game: str = "vendetta", **settings: Any) -> Report:
+    # As root, the default sandbox runs the bot as a uid of its own, which must
+    # read its folder: pytest's tmp_path is closed to other users.
+    folder.chmod(0o755)
     spec = build_bot(load_bot(str(folder)))
     return trio.run(check_bot, spec, game, RefereeSettings(**{"time": CLOCK, **settings}))
 
@@ -116,9 +120,16 @@ def test_a_bot_that_writes_into_its_own_folder_fails_that_check(tmp_path: Path) 
     shutil.copytree(TEST_BOTS / "passer", tmp_path / "scribbler")
     bot = tmp_path / "scribbler" / "bot.py"
     bot.write_text('open("scratch.txt", "w").write("state")\n' + bot.read_text())
-    report = run_check(tmp_path / "scribbler")
+    # Unconfined, the write happens and the check names the file.
+    report = run_check(tmp_path / "scribbler", sandbox="none")
     assert failing(report) == ["own folder untouched"]
     assert "scratch.txt" in next(r.detail for r in report.checks if r.name == "own folder untouched")
+    (tmp_path / "scribbler" / "scratch.txt").unlink()
+    # In the default sandbox the folder is read-only: the bot cannot even start.
+    report = run_check(tmp_path / "scribbler")
+    assert failing(report) == ["startup"]
+    assert "Read-only file system" in next(r.detail for r in report.checks if r.name == "startup")
+    assert not (tmp_path / "scribbler" / "scratch.txt").exists()
 
 
 def test_a_bot_that_breaks_only_on_a_rare_kind_is_caught() -> None:
