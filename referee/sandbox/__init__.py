@@ -20,6 +20,7 @@ from referee.sandbox.launch import (
     prepare_build,
     prepare_launch,
     require_level,
+    sandbox_summary,
 )
 from referee.sandbox.limits import memory_resource
 from referee.sandbox.strays import kill_strays
@@ -36,4 +37,5 @@ __all__ = [
     "prepare_build",
     "prepare_launch",
     "require_level",
+    "sandbox_summary",
 ]

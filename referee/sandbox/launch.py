@@ -44,7 +44,7 @@ from referee.sandbox.view import FIFO_INSIDE, mount_flags
 from referee.settings import BotLimits, RefereeSettings, SandboxLevel
 
 __all__ = ["LEVELS", "Launch", "SandboxUnavailable", "launcher_argv", "prepare_build", "prepare_launch",
-           "require_level"]  # fmt: skip
+           "require_level", "sandbox_summary"]  # fmt: skip
 
 LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
 
@@ -367,3 +367,12 @@ def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
         launch.release()
         raise
     return launch
+
+
+def sandbox_summary(level: SandboxLevel) -> str:
+    """What ``level`` gives bots on this machine, in a few words, for a run's first lines."""
+    if level == "none":
+        return "unconfined: bots run as you, with your files and the network"
+    who = "a uid of their own each" if host_support().root else "your uid in a user namespace"
+    extra = ", stricter system call filter" if level == "strict" else ""
+    return f"bots run as {who}, see only the system, their runtime and their own files, no network{extra}"

@@ -455,3 +455,14 @@ def test_a_build_runs_sandboxed_and_leaves_no_setuid_program(tmp_path: Path) -> 
     assert (folder / "done").exists() and not outside.exists()
     mode = (folder / "bot").stat().st_mode
     assert mode & (stat.S_ISUID | stat.S_ISGID) == 0 and mode & stat.S_IXUSR
+
+
+def test_a_tournament_run_says_which_level_its_bots_run_at(tmp_path: Path) -> None:
+    passer = TEST_BOTS / "passer"
+    (tmp_path / "t.toml").write_text(
+        '[tournament]\ngame = "vendetta"\ntable_size = 3\nrepetitions = 1\n'
+        + "".join(f'[[entrant]]\nname = "p{i}"\nbot = "{passer}"\n' for i in range(3))
+    )
+    done = CliRunner().invoke(app, ["tournament", "run", str(tmp_path / "t.toml"), "--workers", "1"])
+    assert done.exit_code == 0, done.output
+    assert "sandbox: standard (bots run as" in done.output

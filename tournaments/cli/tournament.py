@@ -17,6 +17,7 @@ from rich.table import Table
 
 from referee.match import MatchRecord
 from referee.private import make_private_dirs
+from referee.sandbox import sandbox_summary
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
@@ -149,6 +150,7 @@ def run_tournament(
         console.print(f"{config.name!r}: {total} games; results database: {db}", highlight=False)
     else:
         console.print(f"resuming {config.name!r}: {done} of {total} games already recorded in {db}", highlight=False)
+    console.print(f"sandbox: {config.sandbox} ({sandbox_summary(config.sandbox)})", highlight=False)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
