@@ -327,6 +327,11 @@ class _Match:
             if line is None:
                 break
             message = self.decode(line)
+            if isinstance(message, Action) and message.id == seat.answered != 0:
+                raise BotProtocolError(
+                    f"a second answer to request {seat.answered} (it arrived after the first, "
+                    f"while no request was open)"
+                )
             if not isinstance(message, Log):
                 after = f"after its answer to request {seat.answered}" if seat.answered else "after ready"
                 raise BotProtocolError(

@@ -63,6 +63,9 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
     scores: list[int]
     terminations: list[str]
     replay: str | None
+    error: str = ""
+    """For a game the harness failed to referee (ended_by "harness error"): what went wrong."""
+    traceback: str = ""
 
 
 def rated_games(finished: list[FinishedGame]) -> list[RatedGame]:
@@ -168,4 +171,20 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
                 terminations=kinds, replay=played.replay,
             )
         )
+    if termination in (None, "harness"):
+        # Games the harness failed to referee: listed (with no ranks), never rated.
+        seeds = {game.index: game.seed for game in store.schedule()}
+        for failed in store.harness_errors():
+            seat_names = [names[e] for e in failed.seating]
+            if entrant is not None and entrant not in seat_names:
+                continue
+            n = len(seat_names)
+            rows.append(
+                GameRow(
+                    game=failed.game, seed=seeds[failed.game], seconds=0.0, ended_by="harness error",
+                    seats=seat_names, ranks=[0] * n, scores=[0] * n, terminations=[""] * n, replay=None,
+                    error=failed.error, traceback=failed.traceback,
+                )
+            )
+        rows.sort(key=lambda row: row.game)
     return rows
