@@ -565,6 +565,15 @@ class _Match:
         result = result_of(self.state.outcome(), self.terminations)
 
         async def tell(seat: _Seat) -> None:
+            # Output after the seat's last answer other than log lines is never
+            # read as part of this game; the process is then not reused, so it
+            # cannot reach the next game either.
+            unasked = False
+            if seat.reader is not None:
+                try:
+                    self.check_unasked(seat, 0)
+                except BotError:
+                    unasked = True
             end = End(
                 match=self.match_id,
                 seat=seat.index,
@@ -576,6 +585,8 @@ class _Match:
                     await seat.bot.send(encode_message(end))
                 except BotError:
                     pass
+            if unasked:
+                await seat.bot.kill()
 
         async with trio.open_nursery() as nursery:
             for seat in self.seats:
