@@ -43,7 +43,7 @@ async def fuzz(cases: int, seed: int) -> int:
         name, line = mutate(rng)
         try:
             result = await outcome(line)
-        except Exception as exc:  # a crash of the referee: what this run looks for
+        except Exception as exc:  # noqa: BLE001 - a crash of the referee: what this run looks for
             result = f"crash: {type(exc).__name__}"
             crashes.append((name, line, "".join(traceback.format_exception(exc))[-2000:]))
         if result not in ALLOWED and not result.startswith("crash"):
@@ -53,7 +53,10 @@ async def fuzz(cases: int, seed: int) -> int:
         for part in set(name.split("+")):
             by_mutation.setdefault(part, Counter())[result] += 1
         if case % 10_000 == 0:
-            print(f"  {case} cases, {time.perf_counter() - began:.0f} s, {sum(v for k, v in outcomes.items() if k.startswith('crash'))} crashes", flush=True)
+            print(
+                f"  {case} cases, {time.perf_counter() - began:.0f} s, {sum(v for k, v in outcomes.items() if k.startswith('crash'))} crashes",
+                flush=True,
+            )
     seconds = time.perf_counter() - began
     print(f"fuzz: {cases} cases in {seconds:.0f} s ({seconds / cases * 1000:.1f} ms each), seed {seed}")
     print("outcomes: " + ", ".join(f"{kind} {count}" for kind, count in outcomes.most_common()))

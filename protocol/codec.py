@@ -121,6 +121,7 @@ def decode_bot_message(line: bytes) -> BotMessage:
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
+
 def nesting_depth(line: bytes) -> int:
     """How deep arrays and objects nest in ``line``, brackets inside strings not counted.
 

@@ -148,9 +148,7 @@ async def play_scheduled(
     With a pool, the seats' processes are warm ones reused across games;
     without, each game starts and stops its own.
     """
-    spec = MatchSpec(
-        game=config.game, seed=game.seed, variants=config.variants, match=f"{config.name}#{game.index}"
-    )
+    spec = MatchSpec(game=config.game, seed=game.seed, variants=config.variants, match=f"{config.name}#{game.index}")
     seat_bots = [bots[e] for e in game.seating]
     replay = replay_path(config, game)
     if pool is None:

@@ -92,7 +92,9 @@ def passer() -> ScriptedBot:
     return ScriptedBot(passing, name="passer")
 
 
-def after(requests: int, misbehave: Callable[[dict[str, Any]], list[Response]]) -> Callable[[dict[str, Any]], list[Response]]:
+def after(
+    requests: int, misbehave: Callable[[dict[str, Any]], list[Response]]
+) -> Callable[[dict[str, Any]], list[Response]]:
     """Pass for the first ``requests`` requests, then ``misbehave``."""
     count = 0
 

@@ -25,8 +25,10 @@ from tests.referee.fakes import PipeBot, passer, pipe_passing
 CORPUS: list[bytes] = [
     b'{"type":"action","id":2,"action":{"type":"place","placements":[]}}',
     b'{"type":"action","id":2,"action":{"type":"place","placements":[{"district":8,"count":6}]}}',
-    b'{"type": "action", "id": 2, "action": {"type": "place", "placements": [{"district": 3, "count": 1}, '
-    b'{"district": 11, "count": 2}]}}',
+    (
+        b'{"type": "action", "id": 2, "action": {"type": "place", "placements": [{"district": 3, "count": 1}, '
+        b'{"district": 11, "count": 2}]}}'
+    ),
     b'{"type":"action","id":2,"action":{"type":"join","colour":"yellow","value":11,"note":5000}}',
     b'{"type":"action","id":2,"action":{"type":"steal","target":2,"colour":"red"}}',
     b'{"type":"action","id":2,"action":{"type":"as_renegade"}}',
@@ -70,7 +72,17 @@ async def outcome(line: bytes) -> str:
 
 # --- mutations ---------------------------------------------------------------
 
-BAD_UTF8 = [b"\xff", b"\xfe", b"\x80", b"\xc0\xaf", b"\xc3", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf4\x90\x80\x80", b"\xe2\x82"]
+BAD_UTF8 = [
+    b"\xff",
+    b"\xfe",
+    b"\x80",
+    b"\xc0\xaf",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    b"\xed\xbf\xbf",
+    b"\xf4\x90\x80\x80",
+    b"\xe2\x82",
+]
 NUMBERS = [b"NaN", b"-NaN", b"Infinity", b"-Infinity", b"1e999", b"-1e999", b"1e-999", b"0.5", b"-0", b"1E2",
            b"9" * 400, b"-" + b"9" * 5000, b"18446744073709551616", b"-9223372036854775809", b"00", b"0x10"]  # fmt: skip
 SURROGATES = [b"\\ud800", b"\\udfff", b"\\udc00\\ud800", b"\\ud83d", b"\\u00", b"\\uZZZZ", b"\\"]

@@ -144,8 +144,14 @@ def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | Non
         with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
             trio.run(
                 partial(
-                    run_pending, config, store, concurrency=concurrency, workers=workers, on_result=on_result,
-                    should_stop=sequential.should_stop, on_failure=on_failure,
+                    run_pending,
+                    config,
+                    store,
+                    concurrency=concurrency,
+                    workers=workers,
+                    on_result=on_result,
+                    should_stop=sequential.should_stop,
+                    on_failure=on_failure,
                 )
             )
         console.print()
@@ -157,8 +163,7 @@ def run_tournament(config: TournamentConfig, db: Path, *, concurrency: int | Non
             raise
         done, total = store.counts()
         err_console.print(
-            f"interrupted: {done} of {total} games are recorded in {db}; "
-            "run the same command again to resume",
+            f"interrupted: {done} of {total} games are recorded in {db}; run the same command again to resume",
             highlight=False,
         )
         raise typer.Exit(130) from None
@@ -205,8 +210,10 @@ def run(
 
 def demo_config(root: Path) -> TournamentConfig:
     """Every sample bot whose toolchain is on this machine, at 3-player Vendetta tables."""
-    entrants = [{"name": "greedy", "bot": str(SAMPLE_BOTS / "greedy_py")},
-                {"name": "random", "bot": str(SAMPLE_BOTS / "random_py")}]
+    entrants = [
+        {"name": "greedy", "bot": str(SAMPLE_BOTS / "greedy_py")},
+        {"name": "random", "bot": str(SAMPLE_BOTS / "random_py")},
+    ]
     if shutil.which("node"):
         entrants.append({"name": "node", "bot": str(SAMPLE_BOTS / "node_js")})
     if shutil.which("gcc"):
