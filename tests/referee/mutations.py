@@ -62,10 +62,13 @@ async def outcome(line: bytes) -> str:
         finally:
             nursery.cancel_scope.cancel()
             await bot.aclose()
-    terminations = record.result.terminations
+    # The passers answer at once; on a machine loaded enough to miss the short
+    # clock they may time out, which says nothing about seat 1's bytes.
+    others = [t for t in record.result.terminations if t.seat != 1]
+    assert all(t.kind == "timeout" for t in others), others
+    terminations = [t for t in record.result.terminations if t.seat == 1]
     if not terminations:
         return "valid action"
-    assert len(terminations) == 1 and terminations[0].seat == 1, terminations
     assert len(terminations[0].reason) <= 1000
     return terminations[0].kind
 
