@@ -50,6 +50,8 @@ LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
 
 # The last link: the bot's stdout becomes the FIFO, then the bot replaces the shell.
 _EXEC = 'exec "$@" >"$0"'
+# Goes on only while the process that spawned the chain ($0) is still its parent.
+_STILL_OURS = 'test "$PPID" = "$0" || exit 125; exec "$@"'
 _UIDS_PER_REFEREE = 1024
 _INSTALL = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
@@ -139,7 +141,12 @@ def launcher_argv(
     argv = list(spec.command)
     if level == "none":
         return argv
-    head = [host.setpriv, "--pdeathsig", "KILL", "--"] if host.setpriv is not None else []
+    head: list[str] = []
+    if host.setpriv is not None:
+        # A parent-death signal set after the parent died never comes: when the
+        # referee is killed while it spawns, the chain could outlive it. So the
+        # link after setpriv checks that its parent is still the referee.
+        head = [host.setpriv, "--pdeathsig", "KILL", "--", host.sh, "-c", _STILL_OURS, str(os.getpid())]
     # RLIMIT_NPROC counts every process of a uid and root is exempt, so it means
     # something only for a bot with a uid of its own.
     assert host.prlimit is not None

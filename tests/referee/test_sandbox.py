@@ -466,3 +466,16 @@ def test_a_tournament_run_says_which_level_its_bots_run_at(tmp_path: Path) -> No
     done = CliRunner().invoke(app, ["tournament", "run", str(tmp_path / "t.toml"), "--workers", "1"])
     assert done.exit_code == 0, done.output
     assert "sandbox: standard (bots run as" in done.output
+
+
+def test_the_chain_stops_when_its_parent_is_no_longer_the_referee() -> None:
+    # A parent-death signal set after the parent died never comes, so the link
+    # after setpriv checks its parent: a chain spawned as the referee was
+    # killed must not go on to start a bot nobody will stop.
+    argv = chain()
+    check = argv[4:8]
+    assert check[:2] == ["/bin/sh", "-c"] and check[3] == str(os.getpid())
+    orphan = subprocess.run(["sh", "-c", check[2], "1", "echo", "went on"], capture_output=True, text=True)
+    assert orphan.returncode == 125 and orphan.stdout == ""
+    ours = subprocess.run(["sh", "-c", check[2], str(os.getpid()), "echo", "went on"], capture_output=True, text=True)
+    assert ours.stdout == "went on\n"
