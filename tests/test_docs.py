@@ -124,6 +124,20 @@ BLOCKS: dict[str, Check] = {
         before="famiglia tournament run club.toml",
         files={"club.toml": "README.md#Describe a tournament in a TOML file"},
     ),
+    # README.md and docs/check-bot.md: check-bot, with a sample bot for the reader's own
+    "famiglia check-bot ./mybot --game vendetta": Check(
+        expect=("all checks passed",), replace=(("./mybot", "sample_bots/random_py"),)
+    ),
+    "famiglia check-bot ./mybot": Check(
+        expect=("all checks passed", '"games"'),
+        slow=True,
+        replace=(("./mybot", "sample_bots/random_py"), ("python3 mybot.py", "python3 sample_bots/random_py/bot.py")),
+    ),
+    "famiglia play vendetta human sample_bots/greedy_py sample_bots/c_bot": Check(
+        expect=(),
+        skip="a human seat needs a person at the terminal; tests/tournaments/test_human_seat.py plays these "
+        "games through a pseudo-terminal",
+    ),
     # sample_bots/README.md
     "famiglia play vendetta sample_bots/greedy_py sample_bots/node_js sample_bots/random_py --seed 7": Check(
         expect=("greedy_py", "node_js", "c_bot"), tools=("node", "gcc")
@@ -166,6 +180,7 @@ REASONS = {
     "installing again needs the package index and a minute: the demo itself runs",
     "python -m pytest": "running the test suite inside the test suite would recurse",
     "--seeds 3": "the strength benchmark's 200 deals take minutes; 3 deals show it runs",
+    "sample_bots/random_py": "./mybot and mybot.py stand for the reader's own bot; a sample bot stands in",
     "session.jsonl": "the sample session goes into the temporary folder, not the machine's /tmp",
 }
 
