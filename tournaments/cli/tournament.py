@@ -20,7 +20,7 @@ from referee.private import make_private_dirs
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
-from tournaments.plan import build_schedule
+from tournaments.grow import open_tournament
 from tournaments.ratings import LiveRatings, RatedGame
 from tournaments.reports import head_to_head_test, standings
 from tournaments.runner import WorkerFailed, default_workers, run_pending
@@ -130,10 +130,8 @@ def run_tournament(
         if deals_from is not None:
             store.use_deal_key(deal_key_of(deals_from), str(deals_from))
         key = store.deal_key()
-        # A store made before deal keys resumes with the seeds it holds (the
-        # public derivation, b""), which the schedule rebuilt here reproduces.
-        schedule = build_schedule(config, b"" if key is None else key)
-        fresh = store.begin(config, schedule)
+        opened = open_tournament(store, config)
+    config = opened.config
     if key is None:
         err_console.print(
             f"note: {db} was made before famiglia kept deal keys: its deals follow from the tournament "
@@ -145,8 +143,15 @@ def run_tournament(
     done, total = store.counts()
     workers = workers if workers is not None else (config.workers or default_workers())
     concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
-    if fresh:
+    if opened.how == "begun":
         console.print(f"{config.name!r}: {total} games; results database: {db}", highlight=False)
+    elif opened.how == "grown":
+        added = f"new entrants {', '.join(opened.new_entrants)}; " if opened.new_entrants else ""
+        console.print(
+            f"growing {config.name!r}: {added}{opened.new_games} new games; {done} of {total} games "
+            f"already recorded in {db} (kept and counted)",
+            highlight=False,
+        )
     else:
         console.print(f"resuming {config.name!r}: {done} of {total} games already recorded in {db}", highlight=False)
     progress = Progress(
@@ -176,7 +181,12 @@ def run_tournament(
         with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
             trio.run(
                 partial(
-                    run_pending, config, store, concurrency=concurrency, workers=workers, on_result=on_result,
+                    run_pending,
+                    config,
+                    store,
+                    concurrency=concurrency,
+                    workers=workers,
+                    on_result=on_result,
                     should_stop=sequential.should_stop,
                 )
             )
@@ -193,8 +203,7 @@ def run_tournament(
             raise
         done, total = store.counts()
         err_console.print(
-            f"interrupted: {done} of {total} games are recorded in {db}; "
-            "run the same command again to resume",
+            f"interrupted: {done} of {total} games are recorded in {db}; run the same command again to resume",
             highlight=False,
         )
         raise typer.Exit(130) from None
