@@ -44,6 +44,8 @@ class Standings(msgspec.Struct, frozen=True, kw_only=True):
     terminations: dict[str, dict[str, int]]
     superiority: LosMatrix | None
     head_to_head: SprtStatus | None = None
+    scheduled_games: dict[str, int] = {}
+    """Games each entrant has in the schedule, played or not (a grown tournament adds some)."""
 
 
 class Crosstable(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,9 +74,7 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def rated_games(finished: list[FinishedGame]) -> list[RatedGame]:
-    return [
-        RatedGame(seating=[s.entrant for s in game.seats], ranks=[s.rank for s in game.seats]) for game in finished
-    ]
+    return [RatedGame(seating=[s.entrant for s in game.seats], ranks=[s.rank for s in game.seats]) for game in finished]
 
 
 def head_to_head_test(store: Store) -> tuple[Sprt, int] | None:
@@ -114,6 +114,10 @@ def standings(store: Store, *, top: int = 8) -> Standings:
     finished = store.finished()
     rated = rated_games(finished)
     done, scheduled = store.counts()
+    planned = {n: 0 for n in names}
+    for scheduled_game in store.schedule():
+        for entrant in scheduled_game.seating:
+            planned[names[entrant]] += 1
     terminations: dict[str, dict[str, int]] = {n: {} for n in names}
     for played in finished:
         for seat in played.seats:
@@ -122,8 +126,16 @@ def standings(store: Store, *, top: int = 8) -> Standings:
                 counts[seat.termination] = counts.get(seat.termination, 0) + 1
     if not rated:
         return Standings(
-            tournament=name, game=game, games=0, scheduled=scheduled, standings=[], seat_offsets=[],
-            terminations=terminations, superiority=None, head_to_head=head_to_head_status(store),
+            tournament=name,
+            game=game,
+            games=0,
+            scheduled=scheduled,
+            standings=[],
+            seat_offsets=[],
+            terminations=terminations,
+            superiority=None,
+            head_to_head=head_to_head_status(store),
+            scheduled_games=planned,
         )
     fit = fit_plackett_luce(rated, len(names))
     return Standings(
@@ -136,6 +148,7 @@ def standings(store: Store, *, top: int = 8) -> Standings:
         terminations=terminations,
         superiority=likelihood_of_superiority(fit, top=min(top, len(names))),
         head_to_head=head_to_head_status(store),
+        scheduled_games=planned,
     )
 
 
@@ -173,9 +186,16 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
             continue
         rows.append(
             GameRow(
-                game=played.game, seed=played.seed, seconds=played.seconds, ended_by=played.ended_by,
-                seats=seat_names, ranks=[s.rank for s in played.seats], scores=[s.score for s in played.seats],
-                terminations=kinds, replay=replay, replay_note=note,
+                game=played.game,
+                seed=played.seed,
+                seconds=played.seconds,
+                ended_by=played.ended_by,
+                seats=seat_names,
+                ranks=[s.rank for s in played.seats],
+                scores=[s.score for s in played.seats],
+                terminations=kinds,
+                replay=replay,
+                replay_note=note,
             )
         )
     return rows

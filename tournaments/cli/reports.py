@@ -48,15 +48,19 @@ def print_standings(report: Standings) -> None:
     """Standings, seat advantage, terminations and superiority as terminal tables."""
     title = f"{report.tournament} ({report.game}): {report.games} of {report.scheduled} games"
     table = Table(title=title, title_justify="left")
-    for column in ("#", "entrant", "rating", "95% interval", "games", "wins", "avg rank", "terminations"):
+    columns = ("#", "entrant", "rating", "95% interval", "±", "games", "wins", "avg rank", "terminations")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("entrant", "terminations") else "right")
     for row in report.standings:
         terms = ", ".join(f"{k} {v}" for k, v in sorted(report.terminations.get(row.name, {}).items())) or "-"
         table.add_row(
             str(row.place), row.name, f"{row.rating:+.0f}", f"{row.lower:+.0f} .. {row.upper:+.0f}",
-            str(row.games), str(row.wins), f"{row.average_rank:.2f}", terms,
+            f"{(row.upper - row.lower) / 2:.0f}", games_cell(report, row.name, row.games), str(row.wins),
+            f"{row.average_rank:.2f}", terms,
         )  # fmt: skip
     console.print(table)
+    if report.standings:
+        console.print(interval_note(report), highlight=False, soft_wrap=True)
     for offsets in report.seat_offsets:
         seats = "  ".join(f"seat {s}: {v:+.0f}" for s, v in enumerate(offsets.offsets))
         console.print(f"seat advantage at {offsets.table_size}-player tables ({offsets.games} games): {seats}")
@@ -78,6 +82,24 @@ def print_standings(report: Standings) -> None:
         )
 
 
+def games_cell(report: Standings, name: str, played: int) -> str:
+    """An entrant's games: "12", or "12 of 30" while some of its scheduled games are not played."""
+    planned = report.scheduled_games.get(name, played)
+    return str(played) if planned <= played else f"{played} of {planned}"
+
+
+def interval_note(report: Standings) -> str:
+    """Where the intervals stand: the widest and narrowest, and how to narrow them."""
+    widths = sorted(report.standings, key=lambda row: row.upper - row.lower)
+    narrow, wide = widths[0], widths[-1]
+    return (
+        f"95% intervals: from ±{(narrow.upper - narrow.lower) / 2:.0f} ({narrow.name}, {narrow.games} games) "
+        f"to ±{(wide.upper - wide.lower) / 2:.0f} ({wide.name}, {wide.games} games); four times the games "
+        "halve them: raise games_per_entrant (or repetitions) in the tournament file and run it again "
+        "to add games to the same results file"
+    )
+
+
 def standings_command(
     db: DbOption,
     format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
@@ -91,10 +113,13 @@ def standings_command(
     elif format == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["place", "entrant", "rating", "lower", "upper", "games", "wins", "average_rank"])
+        writer.writerow(
+            ["place", "entrant", "rating", "lower", "upper", "games", "scheduled_games", "wins", "average_rank"]
+        )
         for row in report.standings:
             writer.writerow([row.place, row.name, f"{row.rating:.1f}", f"{row.lower:.1f}", f"{row.upper:.1f}",
-                             row.games, row.wins, f"{row.average_rank:.3f}"])  # fmt: skip
+                             row.games, report.scheduled_games.get(row.name, row.games), row.wins,
+                             f"{row.average_rank:.3f}"])  # fmt: skip
         typer.echo(out.getvalue(), nl=False)
     else:
         print_standings(report)
