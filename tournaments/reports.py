@@ -27,6 +27,7 @@ __all__ = [
     "game_rows",
     "head_to_head_status",
     "head_to_head_test",
+    "head_to_head_verdict",
     "rated_games",
     "standings",
 ]
@@ -46,6 +47,21 @@ class Standings(msgspec.Struct, frozen=True, kw_only=True):
     head_to_head: SprtStatus | None = None
     scheduled_games: dict[str, int] = {}
     """Games each entrant has in the schedule, played or not (a grown tournament adds some)."""
+    head_to_head_entrants: list[str] = []
+    """A head-to-head's entrants under test: [a, b] (empty for other formats)."""
+
+
+def head_to_head_verdict(report: Standings) -> str:
+    """The head-to-head's decision in words, naming the entrants: "greedy stronger than random", ..."""
+    h2h = report.head_to_head
+    if h2h is None:
+        return ""
+    a, b = report.head_to_head_entrants if len(report.head_to_head_entrants) == 2 else ("A", "B")
+    if h2h.decision == "A stronger":
+        return f"{a} stronger than {b}"
+    if h2h.decision == "not stronger":
+        return f"{a} not stronger than {b}"
+    return "no verdict: the game budget ran out" if h2h.exhausted else "no verdict yet"
 
 
 class Crosstable(msgspec.Struct, frozen=True, kw_only=True):
@@ -136,6 +152,7 @@ def standings(store: Store, *, top: int = 8) -> Standings:
             superiority=None,
             head_to_head=head_to_head_status(store),
             scheduled_games=planned,
+            head_to_head_entrants=_under_test(store),
         )
     fit = fit_plackett_luce(rated, len(names))
     return Standings(
@@ -149,7 +166,13 @@ def standings(store: Store, *, top: int = 8) -> Standings:
         superiority=likelihood_of_superiority(fit, top=min(top, len(names))),
         head_to_head=head_to_head_status(store),
         scheduled_games=planned,
+        head_to_head_entrants=_under_test(store),
     )
+
+
+def _under_test(store: Store) -> list[str]:
+    config = store.config()
+    return [config.a, config.b] if config.format == "head-to-head" and config.a and config.b else []
 
 
 def crosstable(store: Store) -> Crosstable:

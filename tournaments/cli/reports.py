@@ -14,12 +14,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from referee.private import write_private
+from referee.private import make_private_dirs, write_private
 from tournaments.cli.common import console, err_console, fail, user_errors
 from tournaments.html_report import MAX_GAME_ROWS, render_report
 from tournaments.report_data import rating_history, thinking_times
 from tournaments.report_pages import game_links, pages_folder
-from tournaments.reports import Standings, crosstable, game_rows, standings
+from tournaments.reports import Standings, crosstable, game_rows, head_to_head_verdict, standings
+from tournaments.sanity import file_target_problem
 from tournaments.store import Store
 
 __all__ = [
@@ -76,7 +77,7 @@ def print_standings(report: Standings) -> None:
     if report.head_to_head is not None:
         h2h = report.head_to_head
         console.print(
-            f"head-to-head: {h2h.decision} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
+            f"head-to-head: {head_to_head_verdict(report)} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
             f"bounds {h2h.lower_bound:+.2f} .. {h2h.upper_bound:+.2f})",
             highlight=False,
         )
@@ -146,15 +147,28 @@ def games_command(
     termination: Annotated[
         str | None, typer.Option(help="only games with this termination: timeout, crash, illegal, protocol, stall")
     ] = None,
-    format: Annotated[str, typer.Option(help="table or json")] = "table",
+    format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
 ) -> None:
     """List finished games."""
+    if format not in ("table", "csv", "json"):
+        fail(f"--format {format!r}: choose table, csv or json")
     if termination is not None and termination not in ("timeout", "crash", "illegal", "protocol", "stall"):
         fail(f"--termination {termination!r}: choose timeout, crash, illegal, protocol or stall")
     with user_errors():
         rows = game_rows(open_store(db), entrant=entrant, termination=termination)
     if format == "json":
         console.print_json(msgspec.json.encode(rows).decode())
+        return
+    if format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["game", "seed", "ended_by", "seconds", "seat", "entrant", "rank", "score", "termination",
+                         "replay"])  # fmt: skip
+        for row in rows:
+            for seat, name in enumerate(row.seats):
+                writer.writerow([row.game, row.seed, row.ended_by, f"{row.seconds:.3f}", seat, name, row.ranks[seat],
+                                 row.scores[seat], row.terminations[seat], row.replay or ""])  # fmt: skip
+        typer.echo(out.getvalue(), nl=False)
         return
     table = Table(title=f"{len(rows)} games", title_justify="left")
     for column in ("game", "seed", "ended by", "seats (rank)", "terminations", "s", "replay"):
@@ -174,9 +188,12 @@ def report_command(
     ] = None,
 ) -> None:
     """Write the results as an HTML page (standings, pictures, crosstable, every game) and a viewer page per game."""
-    store = open_store(db)
     page = out if out is not None else db.with_suffix(".html")
+    if (problem := file_target_problem(page)) is not None:
+        fail(f"--out {page}: {problem}")
+    store = open_store(db)
     with user_errors():
+        make_private_dirs(page.parent)  # a missing folder is made, as for every file famiglia writes
         report = standings(store)
         table = crosstable(store)
         games = game_rows(store)
@@ -192,9 +209,13 @@ def report_command(
             report, table, games, generated=when, page_path=page.resolve(),
             history=rating_history(store), times=thinking_times(store), links=links,
         )  # fmt: skip
+    try:
         # Written beside and renamed into place: a reader never sees half a page.
-        # Readable by the host only, and a reader never sees half a page.
+        # Readable by the host only.
         write_private(page, text.encode("utf-8"))
+    except OSError as exc:
+        # Name the user's path, not the temporary file written beside it.
+        fail(f"--out {page}: cannot write: {exc.strerror or exc}", code=1)
     console.print(f"report: {page}", highlight=False)
     if any(link.viewer for link in links.values()):
         console.print(f"viewer pages: {pages_folder(page)}/", highlight=False)
