@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from tournaments.cli import replay, tournament
+from tournaments.cli.common import OneLineErrors
 from tournaments.cli.play import play
 from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
 
@@ -20,6 +21,7 @@ app = typer.Typer(
     name="famiglia",
     help="A tournament harness for board-game bots written in any language.",
     no_args_is_help=True,
+    cls=OneLineErrors,
     pretty_exceptions_show_locals=False,
     add_completion=False,
     # Plain help: the Rich panels of Typer 0.29 print "<bool>" beside every flag.
