@@ -102,6 +102,8 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
     Relative folders, and a command line's working folder, are taken from
     ``base`` (default: the current folder).
     """
+    if not text.strip():
+        raise BotSpecError("an empty bot: give a folder with bot.toml, or a command line in quotes")
     root = base if base is not None else Path.cwd()
     path = root / text
     if path.is_dir():

@@ -15,7 +15,16 @@ from typer.core import TyperGroup
 
 from referee.bots import BotBuildFailed
 
-__all__ = ["OneLineErrors", "console", "err_console", "exit_on_interrupt", "fail", "first_leaf", "interrupted", "user_errors"]
+__all__ = [
+    "OneLineErrors",
+    "console",
+    "err_console",
+    "exit_on_interrupt",
+    "fail",
+    "first_leaf",
+    "interrupted",
+    "user_errors",
+]
 
 # Piped output has no terminal width; Rich would assume 80 columns and truncate
 # names in wide tables, so give it room instead.
