@@ -197,7 +197,7 @@ FILE_CASES: list[tuple[str, str, str]] = [
         "max-games-huge",
         tournament_text('format = "head-to-head"\na = "p0"\nb = "p1"\nmax_games = 100000000'),
         "more than the 1,000,000",
-    ),  # fmt: skip
+    ),
     ("table-too-big", tournament_text("", entrants=9).replace("table_size = 3", "table_size = 9"), "not 9"),
     ("table-sizes-empty", tournament_text("").replace("table_size = 3", "table_sizes = []"), "empty"),
     ("table-sizes-twice", tournament_text("").replace("table_size = 3", "table_sizes = [3, 3]"), "listed twice"),
@@ -215,7 +215,7 @@ FILE_CASES: list[tuple[str, str, str]] = [
         "head-to-head-short",
         tournament_text('format = "head-to-head"\na = "p0"\nb = "p1"', entrants=3),
         "needs 4 entrants",
-    ),  # fmt: skip
+    ),
     ("head-to-head-same", tournament_text('format = "head-to-head"\na = "p0"\nb = "p0"'), "different entrants"),
     (
         "head-to-head-two-sizes",
@@ -223,7 +223,7 @@ FILE_CASES: list[tuple[str, str, str]] = [
             "table_size = 3", "table_sizes = [3, 4]"
         ),
         "one table size",
-    ),  # fmt: skip
+    ),
     ("elo-nan", tournament_text('format = "head-to-head"\na = "p0"\nb = "p1"\nelo1 = nan'), "tournament.elo1"),
     ("alpha-one", tournament_text('format = "head-to-head"\na = "p0"\nb = "p1"\nalpha = 1.0'), "tournament.alpha"),
     ("too-few-entrants", tournament_text("", entrants=2), "cannot fill a table of 3"),

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-from typer.exceptions import Abort
 from typer.core import TyperGroup
+from typer.exceptions import Abort
 
 from referee.bots import BotBuildFailed
 
@@ -105,11 +105,24 @@ class OneLineErrors(TyperGroup):
     Asking for nothing (``famiglia tournament``) still prints the help.
     """
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        def run(standalone: bool) -> Any:
+            return super(OneLineErrors, self).main(
+                args, prog_name, complete_var, standalone, windows_expand_args, **extra
+            )
+
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return run(False)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = run(False)
         except NoArgsIsHelpError as exc:
             exc.show()
             sys.exit(exc.exit_code)
