@@ -111,6 +111,11 @@ COMMAND_LINE_CASES: list[tuple[str, list[str], str]] = [
     ("run-workers-huge", ["tournament", "run", "{root}/t.toml", "--workers", "1000000"], "--workers 1000000"),
     ("run-workers-not-a-number", ["tournament", "run", "{root}/t.toml", "--workers", "many"], "'--workers'"),
     ("run-deals-from-missing", ["tournament", "run", "{root}/t.toml", "--deals-from", "{root}/none.sqlite"], "no such"),
+    (
+        "run-deals-from-not-a-database",
+        ["tournament", "run", "{root}/t.toml", "--db", "{root}/new.sqlite", "--deals-from", "{root}/garbage.sqlite"],
+        "not a database",
+    ),
     ("run-deals-from-folder", ["tournament", "run", "{root}/t.toml", "--deals-from", "{root}/a-folder"], "folder"),
     # reading a store
     ("standings-no-db", ["standings", "--db", "{root}/none.sqlite"], "no such results database"),
