@@ -13,6 +13,7 @@ sandbox, the limits, ...) is refused, naming the setting with both values.
 from __future__ import annotations
 
 import math
+import os
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from referee.bots import BotSpec
 from tournaments.config import TournamentConfig
 from tournaments.plan import build_schedule
 from tournaments.schedule import (
@@ -104,12 +106,25 @@ def incomparable_changes(stored: TournamentConfig, wanted: TournamentConfig) -> 
             if old[key] is not None and new[key] is not None and new[key] < old[key]:
                 changes.append(f"{key} = {old[key]} (the file now says {new[key]}; played games cannot be taken back)")
     for before, after in zip(stored.entrants, wanted.entrants, strict=False):
-        if before.bot != after.bot:
+        if _same_program(before.bot) != _same_program(after.bot):
             changes.append(
                 f"entrant {before.name!r} runs {_command(before)} (the file now says {_command(after)}; "
                 "a changed bot is a new entrant: give it a name of its own)"
             )
     return changes
+
+
+def _same_program(bot: BotSpec) -> BotSpec:
+    """``bot`` with its program as the file it resolves to.
+
+    A bot started with "python3" runs on famiglia's own interpreter, whose path
+    depends on how famiglia was started (``famiglia`` or ``python -m``; python
+    or python3 in the same virtualenv): the same bot either way.
+    """
+    program = bot.command[0] if bot.command else ""
+    if os.path.isabs(program) and os.path.exists(program):
+        return msgspec.structs.replace(bot, command=[os.path.realpath(program), *bot.command[1:]])
+    return bot
 
 
 def _show(value: object) -> str:
@@ -251,6 +266,9 @@ def open_tournament(store: Store, config: TournamentConfig) -> Opened:
         )
     games = extension_games(old, aligned, store.schedule(), deal_key)
     store.extend(stored[2], aligned, len(old.entrants), games)
+    if not games and len(aligned.entrants) == len(old.entrants):
+        # Only settings that change no game (concurrency, the interpreter's path, ...): a resume.
+        return Opened(config=aligned, how="resumed")
     return Opened(
         config=aligned, how="grown", new_entrants=[e.name for e in aligned.entrants[len(old.entrants) :]],
         new_games=len(games),

@@ -247,3 +247,19 @@ def test_a_growth_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_
     for game, row in before.items():
         assert after[game] == row, f"game {game} was played again"
     assert {game: after[game] for game in old} == old
+
+
+def test_the_same_interpreter_by_another_path_is_the_same_bot_and_resumes(tmp_path: Path) -> None:
+    """``famiglia`` and ``python -m tournaments.cli`` run bots on python3 or python: one interpreter, one bot."""
+    store = Store(tmp_path / "r.sqlite")
+    config = tournament(tmp_path, HEAD, 4)
+    open_tournament(store, config)
+    alias = tmp_path / "python-alias"
+    alias.symlink_to(sys.executable)
+    moved = [
+        msgspec.structs.replace(e, bot=msgspec.structs.replace(e.bot, command=[str(alias), *e.bot.command[1:]]))
+        for e in config.entrants
+    ]
+    assert config.entrants[0].bot.command[0] == sys.executable
+    opened = open_tournament(store, msgspec.structs.replace(config, entrants=moved))
+    assert opened.how == "resumed" and opened.new_games == 0 and len(store.schedule()) == 24
