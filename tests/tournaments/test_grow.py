@@ -22,7 +22,7 @@ from tournaments.grow import GrowthRefused, open_tournament
 from tournaments.plan import build_schedule
 from tournaments.runner import run_pending
 from tournaments.schedule import ScheduledGame, seat_counts
-from tournaments.store import Store
+from tournaments.store import Store, StoreError
 
 HEAD = '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 7\n'
 
@@ -263,3 +263,19 @@ def test_the_same_interpreter_by_another_path_is_the_same_bot_and_resumes(tmp_pa
     assert config.entrants[0].bot.command[0] == sys.executable
     opened = open_tournament(store, msgspec.structs.replace(config, entrants=moved))
     assert opened.how == "resumed" and opened.new_games == 0 and len(store.schedule()) == 24
+
+
+def test_growth_that_fails_halfway_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    """Growing is one transaction: a failure after the new settings and entrants are written rolls all back."""
+    store = Store(tmp_path / "r.sqlite")
+    open_tournament(store, tournament(tmp_path, HEAD, 4))
+    before = (store.tournament(), store.entrant_names(), _schedule_rows(store.path))
+    bigger = tournament(tmp_path, HEAD, 5)
+    stored = store.tournament()
+    assert stored is not None
+    fingerprint = stored[2]
+    clash = [ScheduledGame(index=0, table=99, row=0, seed=1, seating=(4, 0, 1))]  # game 0 exists: the insert fails
+    with pytest.raises(StoreError, match="cannot grow"):
+        store.extend(fingerprint, bigger, 4, clash)
+    assert (store.tournament(), store.entrant_names(), _schedule_rows(store.path)) == before
+    assert open_tournament(store, bigger).how == "grown"
