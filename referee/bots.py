@@ -82,6 +82,14 @@ def resolve_program(argv: list[str], cwd: Path, origin: str) -> list[str]:
         path = (cwd / program) if not os.path.isabs(program) else Path(program)
         if not path.exists():
             raise BotSpecError(f"{origin}: program {program!r} not found in {cwd}")
+        if path.is_dir():
+            raise BotSpecError(f"{origin}: program {str(path)!r} is a folder, not a program")
+        if not os.access(path, os.X_OK):
+            # Caught here, before any game: else every seat of it would crash with "Permission denied".
+            raise BotSpecError(
+                f"{origin}: program {str(path)!r} is not executable; run chmod +x {shlex.quote(str(path))}, "
+                'or start it through its interpreter (e.g. "python3 bot.py")'
+            )
         return argv
     if shutil.which(program) is None:
         raise BotSpecError(f"{origin}: command {program!r} not found on PATH; install it or give a full path")
@@ -94,6 +102,8 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
     Relative folders, and a command line's working folder, are taken from
     ``base`` (default: the current folder).
     """
+    if not text.strip():
+        raise BotSpecError("an empty bot: give a folder with bot.toml, or a command line in quotes")
     root = base if base is not None else Path.cwd()
     path = root / text
     if path.is_dir():

@@ -96,9 +96,14 @@ def test_the_report_commands_read_a_finished_tournament(tmp_path: Path) -> None:
     assert page.exit_code == 0 and page.output.strip() == f"report: {tmp_path / 't.html'}"
     html = (tmp_path / "t.html").read_text()
     assert "<h1>tiny (vendetta)</h1>" in html and html.count("<tr><td") >= 3 + 6
-    nowhere = runner.invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "no" / "such" / "r.html")])
-    assert nowhere.exit_code == 1 and nowhere.output.startswith("famiglia: error: ")
-    assert len(nowhere.output.strip().splitlines()) == 1 and "Traceback" not in nowhere.output
+    # Missing folders of --out are made; a place nothing can be written is named as the user gave it.
+    deeper = runner.invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "no" / "such" / "r.html")])
+    assert deeper.exit_code == 0 and (tmp_path / "no" / "such" / "r.html").is_file()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    nowhere = runner.invoke(app, ["report", "--db", str(db), "--out", str(blocked / "r.html")])
+    assert nowhere.exit_code == 2 and nowhere.output.startswith(f"famiglia: error: --out {blocked / 'r.html'}: ")
+    assert len(nowhere.output.strip().splitlines()) == 1 and ".tmp" not in nowhere.output
 
 
 def test_a_bad_tournament_file_prints_each_problem_and_starts_nothing(tmp_path: Path) -> None:

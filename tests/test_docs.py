@@ -114,6 +114,12 @@ BLOCKS: dict[str, Check] = {
         slow=True,
         files={"club.toml": "README.md#Describe a tournament in a TOML file"},
     ),
+    "cat >> club.toml <<'EOF'": Check(
+        expect=("growing 'club night': new entrants newcomer", "newcomer", "95% intervals"),
+        slow=True,
+        before="famiglia tournament run club.toml",
+        files={"club.toml": "README.md#Describe a tournament in a TOML file"},
+    ),
     # docs/viewer.md
     "famiglia play sicilianos sample_bots/sicilianos_py sample_bots/random_py sample_bots/sicilianos_py": Check(
         expect=("game.html", "web/g.html")

@@ -67,9 +67,11 @@ def test_a_replay_folder_that_cannot_be_created_is_one_clear_cli_error(tmp_path:
     blocker.write_text("not a folder")
     passer_bot = str(TEST_BOTS / "passer")
     result = runner.invoke(app, ["play", "vendetta", passer_bot, passer_bot, passer_bot, "--replay", str(blocker / "r.jsonl")])
-    assert result.exit_code == 1
+    # Refused before any bot starts (a user mistake: exit 2), naming the option and why.
+    assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("famiglia: error: cannot write replay"), result.output
+    assert len(lines) == 1 and lines[0].startswith(f"famiglia: error: --replay {blocker / 'r.jsonl'}: "), result.output
+    assert "is a file" in lines[0]
 
 
 def test_a_read_only_database_is_a_store_error_and_records_nothing(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -62,6 +63,16 @@ from referee.games import GAME_NAMES, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.settings import DEFAULT_MARGIN_MS, BotLimits, SandboxLevel
+from tournaments.sanity import (
+    MAX_CONCURRENCY,
+    MAX_GAMES,
+    MAX_WORKERS,
+    count_problem,
+    folder_problem,
+    limit_problem,
+    time_problem,
+)
+from tournaments.schedule import tables_for_games_per_entrant, williams_design
 
 __all__ = ["ConfigProblems", "Entrant", "TournamentConfig", "load_tournament", "parse_tournament"]
 
@@ -165,6 +176,25 @@ def load_tournament(path: Path) -> TournamentConfig:
     return parse_tournament(data, base=path.parent, source=str(path))
 
 
+def _games_planned(
+    fmt: str, n: int, sizes: list[int], per_entrant: int | None, repetitions: int, max_games: int
+) -> int:
+    """How many games the schedule will hold, counted without making it (it may be huge)."""
+    if fmt == "head-to-head":
+        return max_games
+    total = 0
+    for k in sizes:
+        rows = len(williams_design(k))
+        if fmt == "gauntlet":
+            wanted = per_entrant or rows * math.comb(n - 1, k - 1)
+            total += -(-wanted // rows) * rows
+        elif per_entrant is not None:
+            total += tables_for_games_per_entrant(n, k, per_entrant) * rows
+        else:
+            total += math.comb(n, k) * repetitions * rows
+    return total
+
+
 def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournament") -> TournamentConfig:
     """Validate a decoded tournament file; relative paths are taken from ``base``."""
     problems: list[str] = []
@@ -192,6 +222,8 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         return value
 
     name = get("name", str, "tournament")
+    if not name.strip():
+        problems.append("tournament.name: empty; give the tournament a name, or leave the key out")
     game = get("game", str, None)
     rules = None
     if game is None:
@@ -213,8 +245,12 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         problems.append("tournament.table_size: missing (how many bots sit at each table)")
     elif not isinstance(raw_sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in raw_sizes):
         problems.append(f"tournament.table_sizes: expected a list of integers, got {raw_sizes!r}")
+    elif not raw_sizes:
+        problems.append("tournament.table_sizes: empty; give at least one table size")
     else:
         sizes = list(raw_sizes)
+        for size in sorted({s for s in sizes if sizes.count(s) > 1}):
+            problems.append(f"tournament.table_sizes: {size} is listed twice")
         if rules is not None:
             for size in sizes:
                 if not rules.min_players <= size <= rules.max_players:
@@ -236,13 +272,17 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     for key in sorted(set(time_raw) - known_time):
         problems.append(unknown_key(f"tournament.time.{key}", key, known_time))
     time_values: dict[str, int] = {}
-    for key in known_time & set(time_raw):
+    for key in sorted(known_time & set(time_raw)):
         value = time_raw[key]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (key == "move_ms" and value == 0):
-            what = "a positive number" if key == "move_ms" else "a whole number, 0 or more,"
-            problems.append(f"tournament.time.{key}: expected {what} of milliseconds, got {value!r}")
+        if (problem := time_problem(key, value)) is not None:
+            problems.append(f"tournament.time.{key}: {problem}")
         else:
             time_values[key] = value
+    if time_values.get("game_wall_ms", 0) and time_values["game_wall_ms"] < time_values.get("startup_ms", 0):
+        problems.append(
+            f"tournament.time.game_wall_ms: {time_values['game_wall_ms']} ms is less than startup_ms "
+            f"({time_values['startup_ms']}): a game could end before its bots start"
+        )
     margin_ms = time_values.pop("margin_ms", DEFAULT_MARGIN_MS)
     game_wall_ms = time_values.pop("game_wall_ms", 0)
 
@@ -252,10 +292,17 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         problems.append("tournament.repetitions: give games_per_entrant or repetitions, not both")
     seed = get("seed", int, 0)
     concurrency = get("concurrency", int, 4, positive=True)
+    if (problem := count_problem(concurrency, low=1, high=MAX_CONCURRENCY, what="games at once")) is not None:
+        problems.append(f"tournament.concurrency: {problem}")
     workers = get("workers", int, 0)
-    if workers < 0:
-        problems.append(f"tournament.workers: must be 0 (one per core) or more, got {workers}")
+    if (problem := count_problem(workers, low=0, high=MAX_WORKERS, what="(0: one per core)")) is not None:
+        problems.append(f"tournament.workers: {problem}")
     replays = get("replays", str, None)
+    if replays is not None and not replays.strip():
+        problems.append("tournament.replays: empty; name a folder, or leave the key out to keep no replays")
+        replays = None
+    elif replays is not None and (problem := folder_problem(base / replays)) is not None:
+        problems.append(f"tournament.replays: {problem}")
     illegal = get("illegal_action", str, "forfeit")
     if illegal not in ("forfeit", "pass"):
         problems.append(f"tournament.illegal_action: {illegal!r} is not forfeit or pass")
@@ -302,19 +349,29 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     b = get("b", str, None)
     if fmt == "gauntlet":
         if hero is None:
-            problems.append("tournament.hero: the gauntlet format needs hero = \"<entrant name>\"")
+            problems.append('tournament.hero: the gauntlet format needs hero = "<entrant name>"')
         elif hero not in seen:
             problems.append(f"tournament.hero: {hero!r} is not an entrant's name")
     if fmt == "head-to-head":
         for key, value in (("a", a), ("b", b)):
             if value is None:
-                problems.append(f"tournament.{key}: the head-to-head format needs {key} = \"<entrant name>\"")
+                problems.append(f'tournament.{key}: the head-to-head format needs {key} = "<entrant name>"')
             elif value not in seen:
                 problems.append(f"tournament.{key}: {value!r} is not an entrant's name")
         if a is not None and a == b:
             problems.append("tournament.b: a and b must be different entrants")
+        if len(sizes) > 1:
+            problems.append(f"tournament.table_sizes: a head-to-head plays at one table size, not {sizes}")
+        elif sizes and len(raw_entrants) < sizes[0] + 1:
+            problems.append(
+                f"entrant: a head-to-head at tables of {sizes[0]} needs {sizes[0] + 1} entrants "
+                f"(a, b and {sizes[0] - 1} opponents), not {len(raw_entrants)}"
+            )
     elo0 = float(get("elo0", (int, float), 0.0))
     elo1 = float(get("elo1", (int, float), 50.0))
+    for key, value in (("elo0", elo0), ("elo1", elo1)):
+        if not math.isfinite(value) or abs(value) > 2000:
+            problems.append(f"tournament.{key}: must be an Elo difference from -2000 to 2000, got {value:g}")
     if elo1 <= elo0:
         problems.append(f"tournament.elo1: must be above elo0 ({elo0:g}), got {elo1:g}")
     alpha = float(get("alpha", float, 0.05))
@@ -334,18 +391,24 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     for key in sorted(set(limits_raw) - _LIMIT_KEYS):
         problems.append(unknown_key(f"tournament.limits.{key}", key, _LIMIT_KEYS))
     limit_values: dict[str, Any] = {}
-    for key in _LIMIT_KEYS & set(limits_raw):
+    for key in sorted(_LIMIT_KEYS & set(limits_raw)):
         value = limits_raw[key]
         if key == "memory_kind":
             if value not in ("auto", "as", "data"):
                 problems.append(f"tournament.limits.memory_kind: expected auto, as or data, got {value!r}")
             else:
                 limit_values[key] = value
-        elif not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            problems.append(f"tournament.limits.{key}: expected a whole number, 0 or more (0: no limit), got {value!r}")
+        elif (problem := limit_problem(key, value)) is not None:
+            problems.append(f"tournament.limits.{key}: {problem}")
         else:
             limit_values[key] = value
-
+    total = 0 if problems else _games_planned(fmt, len(entrants), sizes, games_per_entrant, repetitions, max_games)
+    if total > MAX_GAMES:
+        problems.append(
+            f"tournament: this schedule has {total:,} games, more than the {MAX_GAMES:,} one store holds; "
+            "give fewer games_per_entrant or repetitions (games_per_entrant picks balanced tables "
+            "instead of every possible one)"
+        )
     if problems:
         raise ConfigProblems(source, problems)
     return TournamentConfig(

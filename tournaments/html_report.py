@@ -26,7 +26,7 @@ from tournaments.charts import (
     thinking_time_chart,
 )
 from tournaments.report_data import RatingHistory, ThinkingTimes
-from tournaments.reports import Crosstable, GameRow, Standings
+from tournaments.reports import Crosstable, GameRow, Standings, head_to_head_verdict
 from tournaments.viewer.templating import environment, package_text
 
 __all__ = ["MAX_GAME_ROWS", "GameLinks", "render_report", "replay_href"]
@@ -109,10 +109,7 @@ def _head_to_head(report: Standings) -> str | None:
     h2h = report.head_to_head
     if h2h is None:
         return None
-    if h2h.decision == "continue":
-        decision = "no verdict: the game budget ran out" if h2h.exhausted else "no verdict yet"
-    else:
-        decision = h2h.decision
+    decision = head_to_head_verdict(report)
     return (
         f"{decision} after {h2h.pairs} pairs of games: score {h2h.score:.3f} "
         f"({h2h.wins} wins, {h2h.draws} draws, {h2h.losses} losses), Elo difference {h2h.elo:+.0f} "

@@ -27,6 +27,7 @@ __all__ = [
     "game_rows",
     "head_to_head_status",
     "head_to_head_test",
+    "head_to_head_verdict",
     "rated_games",
     "standings",
 ]
@@ -44,6 +45,23 @@ class Standings(msgspec.Struct, frozen=True, kw_only=True):
     terminations: dict[str, dict[str, int]]
     superiority: LosMatrix | None
     head_to_head: SprtStatus | None = None
+    scheduled_games: dict[str, int] = {}
+    """Games each entrant has in the schedule, played or not (a grown tournament adds some)."""
+    head_to_head_entrants: list[str] = []
+    """A head-to-head's entrants under test: [a, b] (empty for other formats)."""
+
+
+def head_to_head_verdict(report: Standings) -> str:
+    """The head-to-head's decision in words, naming the entrants: "greedy stronger than random", ..."""
+    h2h = report.head_to_head
+    if h2h is None:
+        return ""
+    a, b = report.head_to_head_entrants if len(report.head_to_head_entrants) == 2 else ("A", "B")
+    if h2h.decision == "A stronger":
+        return f"{a} stronger than {b}"
+    if h2h.decision == "not stronger":
+        return f"{a} not stronger than {b}"
+    return "no verdict: the game budget ran out" if h2h.exhausted else "no verdict yet"
 
 
 class Crosstable(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,9 +93,7 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def rated_games(finished: list[FinishedGame]) -> list[RatedGame]:
-    return [
-        RatedGame(seating=[s.entrant for s in game.seats], ranks=[s.rank for s in game.seats]) for game in finished
-    ]
+    return [RatedGame(seating=[s.entrant for s in game.seats], ranks=[s.rank for s in game.seats]) for game in finished]
 
 
 def head_to_head_test(store: Store) -> tuple[Sprt, int] | None:
@@ -117,6 +133,10 @@ def standings(store: Store, *, top: int = 8) -> Standings:
     finished = store.finished()
     rated = rated_games(finished)
     done, scheduled = store.counts()
+    planned = {n: 0 for n in names}
+    for scheduled_game in store.schedule():
+        for entrant in scheduled_game.seating:
+            planned[names[entrant]] += 1
     terminations: dict[str, dict[str, int]] = {n: {} for n in names}
     for played in finished:
         for seat in played.seats:
@@ -125,8 +145,17 @@ def standings(store: Store, *, top: int = 8) -> Standings:
                 counts[seat.termination] = counts.get(seat.termination, 0) + 1
     if not rated:
         return Standings(
-            tournament=name, game=game, games=0, scheduled=scheduled, standings=[], seat_offsets=[],
-            terminations=terminations, superiority=None, head_to_head=head_to_head_status(store),
+            tournament=name,
+            game=game,
+            games=0,
+            scheduled=scheduled,
+            standings=[],
+            seat_offsets=[],
+            terminations=terminations,
+            superiority=None,
+            head_to_head=head_to_head_status(store),
+            scheduled_games=planned,
+            head_to_head_entrants=_under_test(store),
         )
     fit = fit_plackett_luce(rated, len(names))
     return Standings(
@@ -139,7 +168,14 @@ def standings(store: Store, *, top: int = 8) -> Standings:
         terminations=terminations,
         superiority=likelihood_of_superiority(fit, top=min(top, len(names))),
         head_to_head=head_to_head_status(store),
+        scheduled_games=planned,
+        head_to_head_entrants=_under_test(store),
     )
+
+
+def _under_test(store: Store) -> list[str]:
+    config = store.config()
+    return [config.a, config.b] if config.format == "head-to-head" and config.a and config.b else []
 
 
 def crosstable(store: Store) -> Crosstable:
@@ -176,9 +212,16 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
             continue
         rows.append(
             GameRow(
-                game=played.game, seed=played.seed, seconds=played.seconds, ended_by=played.ended_by,
-                seats=seat_names, ranks=[s.rank for s in played.seats], scores=[s.score for s in played.seats],
-                terminations=kinds, replay=replay, replay_note=note,
+                game=played.game,
+                seed=played.seed,
+                seconds=played.seconds,
+                ended_by=played.ended_by,
+                seats=seat_names,
+                ranks=[s.rank for s in played.seats],
+                scores=[s.score for s in played.seats],
+                terminations=kinds,
+                replay=replay,
+                replay_note=note,
             )
         )
     if termination in (None, "harness"):

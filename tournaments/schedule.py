@@ -27,7 +27,9 @@ __all__ = [
     "HeadToHeadPair",
     "ScheduledGame",
     "deal_seed",
+    "duplicate_pairs",
     "expand",
+    "extension_tables",
     "games_per_entrant",
     "gauntlet_tables",
     "head_to_head",
@@ -169,9 +171,7 @@ def pair_meetings(tables: Sequence[Sequence[int]], n: int) -> NDArray[np.int64]:
     return meetings
 
 
-def meeting_spread(
-    tables: Sequence[Sequence[int]], n: int, among: Sequence[int] | None = None
-) -> tuple[int, int]:
+def meeting_spread(tables: Sequence[Sequence[int]], n: int, among: Sequence[int] | None = None) -> tuple[int, int]:
     """Fewest and most tables shared by any pair of entrants (optionally among a subset)."""
     members = list(range(n)) if among is None else sorted(set(among))
     if len(members) < 2:
@@ -321,9 +321,7 @@ def _spread_tables(quotas: list[int], k: int, tables: int, rng: random.Random) -
     return [tuple(sorted(tab)) for tab in tabs]
 
 
-def _all_subsets_plus(
-    quotas_for: list[int], m: int, k: int, tables: int, rng: random.Random
-) -> list[tuple[int, ...]]:
+def _all_subsets_plus(quotas_for: list[int], m: int, k: int, tables: int, rng: random.Random) -> list[tuple[int, ...]]:
     """Whole copies of every k-subset of range(m), then balanced tables for the rest."""
     total = math.comb(m, k)
     full, rest = divmod(tables, total)
@@ -398,10 +396,13 @@ def expand(
     rows: Sequence[Sequence[int]] | None = None,
     base_seed: int = 0,
     key: bytes = b"",
+    first_table: int = 0,
 ) -> list[ScheduledGame]:
     """Every table once per design row, all rows of a table on the table's deal seed.
 
     Deal seeds are ``deal_seed(base_seed, table, key)``: pass the store's deal key.
+    Tables are numbered from ``first_table``: tables added to a tournament that
+    has some continue its numbering, so they get deals of their own.
 
     rows=None uses williams_design(len(table)) for each table (tables may differ in
     size). Games come table by table, so each finished block is a complete duplicate
@@ -414,21 +415,19 @@ def expand(
             raise ValueError("the seat design has no rows")
         designs[len(given[0])] = given
     games: list[ScheduledGame] = []
-    for t, table in enumerate(tables):
+    for t, table in enumerate(tables, start=first_table):
         k = len(table)
         design = designs.get(k)
         if design is None:
             if rows is not None:
-                raise ValueError(f"table {t} has {k} seats but the seat design is for {len(rows[0])}")
+                raise ValueError(f"table {t - first_table} has {k} seats but the seat design is for {len(rows[0])}")
             design = designs[k] = williams_design(k)
         seed = deal_seed(base_seed, t, key)
         for r, row in enumerate(design):
             if sorted(row) != list(range(k)):
                 raise ValueError(f"seat design row {r} is not an order of 0..{k - 1}: {list(row)}")
             games.append(
-                ScheduledGame(
-                    index=len(games), table=t, row=r, seed=seed, seating=tuple(table[m] for m in row)
-                )
+                ScheduledGame(index=len(games), table=t, row=r, seed=seed, seating=tuple(table[m] for m in row))
             )
     return games
 
@@ -451,8 +450,7 @@ def head_to_head(n: int, k: int, a: int, b: int, deals: int, seed: int = 0, key:
         raise ValueError("A and B must be different entrants")
     if n - 2 < k - 1:
         raise ValueError(
-            f"a head-to-head at tables of {k} needs {k - 1} opponents besides A and B; "
-            f"there are only {n - 2}"
+            f"a head-to-head at tables of {k} needs {k - 1} opponents besides A and B; there are only {n - 2}"
         )
     if deals < 1:
         raise ValueError(f"a head-to-head needs at least one deal, got {deals}")
@@ -460,12 +458,23 @@ def head_to_head(n: int, k: int, a: int, b: int, deals: int, seed: int = 0, key:
     rng = random.Random(seed)
     opponent_sets = _field_tables(n - 2, k - 1, deals, rng)
     rng.shuffle(opponent_sets)
-    design = williams_design(k)
+    return duplicate_pairs(a, b, [tuple(field[i] for i in opponents) for opponents in opponent_sets], seed, key)
+
+
+def duplicate_pairs(
+    a: int, b: int, opponent_sets: Sequence[Sequence[int]], seed: int, key: bytes = b"", first_deal: int = 0
+) -> list[HeadToHeadPair]:
+    """A's and B's duplicate pairs: each set of opponents is one deal, played once per Williams row.
+
+    Deals are numbered from ``first_deal`` (their seeds follow from the number),
+    so deals added to a test that has some get deals of their own.
+    """
     pairs: list[HeadToHeadPair] = []
-    for d, opponents in enumerate(opponent_sets):
+    for d, opponents in enumerate(opponent_sets, start=first_deal):
         # Member 0 is the entrant under test, so row.index(0) is its seat.
-        members_a = (a, *(field[i] for i in opponents))
+        members_a = (a, *opponents)
         members_b = (b, *members_a[1:])
+        design = williams_design(len(members_a))
         deal = deal_seed(seed, d, key)
         for r, row in enumerate(design):
             pairs.append(
@@ -480,3 +489,45 @@ def head_to_head(n: int, k: int, a: int, b: int, deals: int, seed: int = 0, key:
                 )
             )
     return pairs
+
+
+# --------------------------------------------------------------------------- growing
+
+
+def extension_tables(
+    have: Sequence[int],
+    need: Sequence[int],
+    k: int,
+    *,
+    forced: Sequence[int] = (),
+    at_least: int = 0,
+    seed: int = 0,
+) -> list[tuple[int, ...]]:
+    """Tables of k added to a tournament: entrant e at ``need[e]`` more tables at least.
+
+    ``have[e]`` is how many tables e has already; seats the needs leave free go
+    to the entrants with the fewest tables (have plus added), so counts level
+    out. Entrants in ``forced`` (a gauntlet's hero) sit at every added table.
+    As few tables as the needs allow, and no fewer than ``at_least``; pair
+    meetings among the added tables as even as the balanced-table search finds.
+    """
+    n = len(have)
+    if len(need) != n:
+        raise ValueError(f"{len(need)} needs for {n} entrants")
+    _check_sizes(n, k)
+    free_seats = k - len(forced)
+    if free_seats < 1 or any(not 0 <= e < n for e in forced):
+        raise ValueError(f"forced entrants {list(forced)} leave no seat at a table of {k}")
+    others = [e for e in range(n) if e not in forced]
+    tables = max(at_least, max(need, default=0), -(-sum(need[e] for e in others) // free_seats))
+    if tables == 0:
+        return []
+    rng = random.Random(seed)
+    quotas = [tables if e in forced else min(need[e], tables) for e in range(n)]
+    tiebreak = [rng.random() for _ in range(n)]
+    for _ in range(tables * k - sum(quotas)):
+        open_seats = [e for e in others if quotas[e] < tables]
+        quotas[min(open_seats, key=lambda e: (have[e] + quotas[e], tiebreak[e]))] += 1
+    out = _spread_tables(quotas, k, tables, rng)
+    rng.shuffle(out)
+    return out

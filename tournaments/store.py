@@ -257,8 +257,14 @@ class Store:
             with self._transaction():
                 self.db.execute(
                     "INSERT INTO tournament VALUES (1, ?, ?, ?, ?, ?, ?)",
-                    (SCHEMA_VERSION, config.name, config.game, fingerprint,
-                     msgspec.json.encode(config).decode(), _now()),
+                    (
+                        SCHEMA_VERSION,
+                        config.name,
+                        config.game,
+                        fingerprint,
+                        msgspec.json.encode(config).decode(),
+                        _now(),
+                    ),
                 )
                 self.db.executemany(
                     "INSERT INTO entrant VALUES (?, ?, ?, ?)",
@@ -274,6 +280,40 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot write: {exc}") from None
         return True
+
+    def extend(self, fingerprint: str, config: TournamentConfig, entrants: int, games: Sequence[ScheduledGame]) -> None:
+        """Grow the stored tournament (stored with ``fingerprint``) into ``config``, in one transaction.
+
+        Entrants ``entrants`` onwards of ``config`` are new; ``games`` are the
+        schedule's new games, numbered after the stored ones. Stored rows are
+        never changed: the old results stay as they were and keep counting.
+        A run killed at any moment leaves the store either grown or as it was.
+        """
+        try:
+            with self._transaction():
+                stored = self.db.execute("SELECT fingerprint FROM tournament").fetchone()
+                if stored is None or stored[0] != fingerprint:
+                    raise StoreError(f"{self.path}: changed by another run while this one grew it; run again")
+                self.db.execute(
+                    "UPDATE tournament SET fingerprint = ?, config = ?",
+                    (config.fingerprint(), msgspec.json.encode(config).decode()),
+                )
+                self.db.executemany(
+                    "INSERT INTO entrant VALUES (?, ?, ?, ?)",
+                    [
+                        (i, e.name, msgspec.json.encode(e.bot.command).decode(), e.bot.cwd)
+                        for i, e in enumerate(config.entrants)
+                        if i >= entrants
+                    ],
+                )
+                self.db.executemany(
+                    "INSERT INTO schedule VALUES (?, ?, ?, ?, ?)",
+                    [(g.index, g.table, g.row, g.seed, msgspec.json.encode(g.seating).decode()) for g in games],
+                )
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"{self.path}: cannot grow the tournament: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot write: {exc}") from None
 
     def schedule(self) -> list[ScheduledGame]:
         rows = self.db.execute("SELECT game, tbl, row, seed, seating FROM schedule ORDER BY game").fetchall()
@@ -300,18 +340,29 @@ class Store:
             with self._transaction():
                 self.db.execute(
                     "INSERT INTO result VALUES (?, ?, ?, ?, ?, ?)",
-                    (game.index, _now(), record.seconds, result.ended_by, record.replay,
-                     msgspec.json.encode(record).decode()),
+                    (
+                        game.index,
+                        _now(),
+                        record.seconds,
+                        result.ended_by,
+                        record.replay,
+                        msgspec.json.encode(record).decode(),
+                    ),
                 )
                 self.db.executemany(
                     "INSERT INTO seat VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
-                            game.index, seat, entrant, result.ranks[seat], result.scores[seat],
+                            game.index,
+                            seat,
+                            entrant,
+                            result.ranks[seat],
+                            result.scores[seat],
                             int(seat in result.winners),
                             terminations[seat].kind if seat in terminations else None,
                             terminations[seat].reason if seat in terminations else None,
-                            record.timings[seat].decisions, record.timings[seat].total_ms,
+                            record.timings[seat].decisions,
+                            record.timings[seat].total_ms,
                             record.timings[seat].max_ms,
                         )
                         for seat, entrant in enumerate(game.seating)
@@ -351,8 +402,9 @@ class Store:
             "SELECT game, seat, entrant, rank, score, won, termination, reason FROM seat ORDER BY game, seat"
         ):
             seats.setdefault(g, []).append(
-                SeatRow(seat=seat, entrant=entrant, rank=rank, score=score, won=bool(won), termination=term,
-                        reason=reason)
+                SeatRow(
+                    seat=seat, entrant=entrant, rank=rank, score=score, won=bool(won), termination=term, reason=reason
+                )
             )
         return [
             FinishedGame(game=g, table=t, row=r, seed=s, seconds=sec, ended_by=ended, replay=replay, seats=seats[g])
@@ -387,5 +439,3 @@ class _Transaction:
 
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-

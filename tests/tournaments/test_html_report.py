@@ -144,10 +144,11 @@ def test_a_head_to_head_shows_its_verdict_or_that_the_budget_ran_out() -> None:
             decision=decision,
             exhausted=exhausted,
         )
-        return Standings(**{**{f: getattr(standings, f) for f in standings.__struct_fields__}, "head_to_head": h2h})
+        fields = {f: getattr(standings, f) for f in standings.__struct_fields__}
+        return Standings(**{**fields, "head_to_head": h2h, "head_to_head_entrants": ["greedy", "random"]})
 
     decided = " ".join(parse(render_report(status("A stronger", False), cross, rows, generated="now")).text)
-    assert "A stronger after 12 pairs of games: score 0.580 (5 wins, 4 draws, 3 losses)" in decided
+    assert "greedy stronger than random after 12 pairs of games: score 0.580 (5 wins, 4 draws, 3 losses)" in decided
     assert "Elo difference +56 (-20 .. +130)" in decided
     budget = " ".join(parse(render_report(status("continue", True), cross, rows, generated="now")).text)
     assert "no verdict: the game budget ran out after 12 pairs" in budget

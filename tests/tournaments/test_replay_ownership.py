@@ -87,7 +87,7 @@ def test_famiglia_play_never_overwrites_a_replay(tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
     replay.write_text("someone else's game\n")
     ran = CliRunner().invoke(app, ["play", "vendetta", PASSER, PASSER, PASSER, "--replay", str(replay)])
-    assert ran.exit_code == 1 and "already exists" in ran.output
+    assert ran.exit_code == 2 and "already exists" in ran.output  # refused before the match is played
     assert replay.read_text() == "someone else's game\n"
 
 

@@ -12,6 +12,7 @@ import typer
 
 from tournaments.cli import replay, tournament
 from tournaments.cli.check_bot import check_bot_command
+from tournaments.cli.common import OneLineErrors
 from tournaments.cli.play import play
 from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
 
@@ -21,6 +22,7 @@ app = typer.Typer(
     name="famiglia",
     help="A tournament harness for board-game bots written in any language.",
     no_args_is_help=True,
+    cls=OneLineErrors,
     pretty_exceptions_show_locals=False,
     add_completion=False,
     # Plain help: the Rich panels of Typer 0.29 print "<bool>" beside every flag.

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer.core import TyperGroup
+from typer.exceptions import Abort
 
 from referee.bots import BotBuildFailed
 
-__all__ = ["console", "err_console", "exit_on_interrupt", "fail", "first_leaf", "interrupted", "user_errors"]
+__all__ = [
+    "OneLineErrors",
+    "console",
+    "err_console",
+    "exit_on_interrupt",
+    "fail",
+    "first_leaf",
+    "interrupted",
+    "user_errors",
+]
 
 # Piped output has no terminal width; Rich would assume 80 columns and truncate
 # names in wide tables, so give it room instead.
@@ -83,3 +95,45 @@ def exit_on_interrupt(message: str) -> Iterator[None]:
             raise
         err_console.print(message, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
+
+
+class OneLineErrors(TyperGroup):
+    """The root command group: a mistyped command line is one line too, not usage, hint and error.
+
+    ``famiglia play vendetta --move-ms abc`` says what is wrong with which option
+    and where the help is, on one line, exit 2, like every other user mistake.
+    Asking for nothing (``famiglia tournament``) still prints the help.
+    """
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        def run(standalone: bool) -> Any:
+            return super(OneLineErrors, self).main(
+                args, prog_name, complete_var, standalone, windows_expand_args, **extra
+            )
+
+        if not standalone_mode:
+            return run(False)
+        try:
+            code = run(False)
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except UsageError as exc:
+            where = f"; see {exc.ctx.command_path} --help" if exc.ctx is not None else ""
+            message = " ".join(exc.format_message().split()).rstrip(".")
+            err_console.print(f"famiglia: error: {message}{where}", markup=False, highlight=False, soft_wrap=True)
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
+            err_console.print(f"famiglia: error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
+            sys.exit(exc.exit_code)
+        except Abort:
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)

@@ -21,6 +21,7 @@ from referee.sandbox import require_level
 from referee.settings import DEFAULT_MARGIN_MS, RefereeSettings
 from tournaments.cli.common import console, exit_on_interrupt, fail, user_errors
 from tournaments.human.seat import HumanSeat
+from tournaments.sanity import file_target_problem, time_problem
 
 __all__ = ["HUMAN", "parse_variants", "play", "print_record"]
 
@@ -114,8 +115,19 @@ def play(
     """Play one match between bots and print the ranking."""
     if illegal not in ("forfeit", "pass"):
         fail(f"--illegal {illegal!r}: choose forfeit or pass")
-    if min(move_ms, bank_ms, startup_ms, margin_ms, game_wall_ms) < 0 or move_ms == 0:
-        fail("--move-ms must be positive and --bank-ms/--startup-ms/--margin-ms/--game-wall-ms not negative")
+    clocks = {"move_ms": move_ms, "bank_ms": bank_ms, "startup_ms": startup_ms, "margin_ms": margin_ms,
+              "game_wall_ms": game_wall_ms}  # fmt: skip
+    for key, value in clocks.items():
+        if (problem := time_problem(key, value)) is not None:
+            fail(f"--{key.replace('_', '-')} {value}: {problem}")
+    if seed is not None and not 0 <= seed < 2**63:
+        fail(f"--seed {seed}: give a whole number from 0 to {2**63 - 1}")
+    if replay is not None and (problem := file_target_problem(replay)) is not None:
+        fail(f"--replay {replay}: {problem}")
+    if replay is not None and (replay.exists() or replay.is_symlink()):
+        fail(f"--replay {replay}: already exists; famiglia never overwrites a replay, so choose another name")
+    if not bots:
+        fail("give the bots after the game: a folder with bot.toml, or a command line in quotes, one per seat")
     with user_errors():
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))

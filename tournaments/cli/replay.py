@@ -21,6 +21,7 @@ from referee.replay import (
     verify_replay,
 )
 from tournaments.cli.common import console, fail, user_errors
+from tournaments.sanity import file_target_problem
 from tournaments.viewer import write_viewer
 
 __all__ = ["app", "describe"]
@@ -124,6 +125,8 @@ def view(
     page = out if out is not None else file.with_suffix(".html")
     if page.resolve() == file.resolve():
         fail(f"--out {page}: that is the replay itself; choose another file name")
+    if (problem := file_target_problem(page)) is not None:
+        fail(f"--out {page}: {problem}")
     with user_errors():
         written = write_viewer(file, page)
     console.print(f"viewer: {written[0]}", highlight=False)

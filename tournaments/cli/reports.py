@@ -14,12 +14,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from referee.private import write_private
+from referee.private import make_private_dirs, write_private
 from tournaments.cli.common import console, err_console, fail, user_errors
 from tournaments.html_report import MAX_GAME_ROWS, render_report
 from tournaments.report_data import rating_history, thinking_times
 from tournaments.report_pages import game_links, pages_folder
-from tournaments.reports import Standings, crosstable, game_rows, standings
+from tournaments.reports import Standings, crosstable, game_rows, head_to_head_verdict, standings
+from tournaments.sanity import file_target_problem
 from tournaments.store import Store
 
 __all__ = [
@@ -48,15 +49,19 @@ def print_standings(report: Standings) -> None:
     """Standings, seat advantage, terminations and superiority as terminal tables."""
     title = f"{report.tournament} ({report.game}): {report.games} of {report.scheduled} games"
     table = Table(title=title, title_justify="left")
-    for column in ("#", "entrant", "rating", "95% interval", "games", "wins", "avg rank", "terminations"):
+    columns = ("#", "entrant", "rating", "95% interval", "±", "games", "wins", "avg rank", "terminations")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("entrant", "terminations") else "right")
     for row in report.standings:
         terms = ", ".join(f"{k} {v}" for k, v in sorted(report.terminations.get(row.name, {}).items())) or "-"
         table.add_row(
             str(row.place), row.name, f"{row.rating:+.0f}", f"{row.lower:+.0f} .. {row.upper:+.0f}",
-            str(row.games), str(row.wins), f"{row.average_rank:.2f}", terms,
+            f"{(row.upper - row.lower) / 2:.0f}", games_cell(report, row.name, row.games), str(row.wins),
+            f"{row.average_rank:.2f}", terms,
         )  # fmt: skip
     console.print(table)
+    if report.standings:
+        console.print(interval_note(report), highlight=False, soft_wrap=True)
     for offsets in report.seat_offsets:
         seats = "  ".join(f"seat {s}: {v:+.0f}" for s, v in enumerate(offsets.offsets))
         console.print(f"seat advantage at {offsets.table_size}-player tables ({offsets.games} games): {seats}")
@@ -72,10 +77,28 @@ def print_standings(report: Standings) -> None:
     if report.head_to_head is not None:
         h2h = report.head_to_head
         console.print(
-            f"head-to-head: {h2h.decision} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
+            f"head-to-head: {head_to_head_verdict(report)} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
             f"bounds {h2h.lower_bound:+.2f} .. {h2h.upper_bound:+.2f})",
             highlight=False,
         )
+
+
+def games_cell(report: Standings, name: str, played: int) -> str:
+    """An entrant's games: "12", or "12 of 30" while some of its scheduled games are not played."""
+    planned = report.scheduled_games.get(name, played)
+    return str(played) if planned <= played else f"{played} of {planned}"
+
+
+def interval_note(report: Standings) -> str:
+    """Where the intervals stand: the widest and narrowest, and how to narrow them."""
+    widths = sorted(report.standings, key=lambda row: row.upper - row.lower)
+    narrow, wide = widths[0], widths[-1]
+    return (
+        f"95% intervals: from ±{(narrow.upper - narrow.lower) / 2:.0f} ({narrow.name}, {narrow.games} games) "
+        f"to ±{(wide.upper - wide.lower) / 2:.0f} ({wide.name}, {wide.games} games); four times the games "
+        "halve them: raise games_per_entrant (or repetitions) in the tournament file and run it again "
+        "to add games to the same results file"
+    )
 
 
 def standings_command(
@@ -91,10 +114,13 @@ def standings_command(
     elif format == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["place", "entrant", "rating", "lower", "upper", "games", "wins", "average_rank"])
+        writer.writerow(
+            ["place", "entrant", "rating", "lower", "upper", "games", "scheduled_games", "wins", "average_rank"]
+        )
         for row in report.standings:
             writer.writerow([row.place, row.name, f"{row.rating:.1f}", f"{row.lower:.1f}", f"{row.upper:.1f}",
-                             row.games, row.wins, f"{row.average_rank:.3f}"])  # fmt: skip
+                             row.games, report.scheduled_games.get(row.name, row.games), row.wins,
+                             f"{row.average_rank:.3f}"])  # fmt: skip
         typer.echo(out.getvalue(), nl=False)
     else:
         print_standings(report)
@@ -122,15 +148,28 @@ def games_command(
         str | None,
         typer.Option(help="only games with this termination: timeout, crash, illegal, protocol, stall, harness"),
     ] = None,
-    format: Annotated[str, typer.Option(help="table or json")] = "table",
+    format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
 ) -> None:
     """List finished games."""
+    if format not in ("table", "csv", "json"):
+        fail(f"--format {format!r}: choose table, csv or json")
     if termination is not None and termination not in ("timeout", "crash", "illegal", "protocol", "stall", "harness"):
         fail(f"--termination {termination!r}: choose timeout, crash, illegal, protocol, stall or harness")
     with user_errors():
         rows = game_rows(open_store(db), entrant=entrant, termination=termination)
     if format == "json":
         console.print_json(msgspec.json.encode(rows).decode())
+        return
+    if format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["game", "seed", "ended_by", "seconds", "seat", "entrant", "rank", "score", "termination",
+                         "replay"])  # fmt: skip
+        for row in rows:
+            for seat, name in enumerate(row.seats):
+                writer.writerow([row.game, row.seed, row.ended_by, f"{row.seconds:.3f}", seat, name, row.ranks[seat],
+                                 row.scores[seat], row.terminations[seat], row.replay or ""])  # fmt: skip
+        typer.echo(out.getvalue(), nl=False)
         return
     table = Table(title=f"{len(rows)} games", title_justify="left")
     for column in ("game", "seed", "ended by", "seats (rank)", "terminations", "s", "replay"):
@@ -153,9 +192,12 @@ def report_command(
     ] = None,
 ) -> None:
     """Write the results as an HTML page (standings, pictures, crosstable, every game) and a viewer page per game."""
-    store = open_store(db)
     page = out if out is not None else db.with_suffix(".html")
+    if (problem := file_target_problem(page)) is not None:
+        fail(f"--out {page}: {problem}")
+    store = open_store(db)
     with user_errors():
+        make_private_dirs(page.parent)  # a missing folder is made, as for every file famiglia writes
         report = standings(store)
         table = crosstable(store)
         games = game_rows(store)
@@ -171,9 +213,13 @@ def report_command(
             report, table, games, generated=when, page_path=page.resolve(),
             history=rating_history(store), times=thinking_times(store), links=links,
         )  # fmt: skip
+    try:
         # Written beside and renamed into place: a reader never sees half a page.
-        # Readable by the host only, and a reader never sees half a page.
+        # Readable by the host only.
         write_private(page, text.encode("utf-8"))
+    except OSError as exc:
+        # Name the user's path, not the temporary file written beside it.
+        fail(f"--out {page}: cannot write: {exc.strerror or exc}", code=1)
     console.print(f"report: {page}", highlight=False)
     if any(link.viewer for link in links.values()):
         console.print(f"viewer pages: {pages_folder(page)}/", highlight=False)

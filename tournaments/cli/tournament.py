@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import time
 from functools import partial
 from pathlib import Path
@@ -21,10 +22,11 @@ from referee.sandbox import sandbox_summary
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
-from tournaments.plan import build_schedule
+from tournaments.grow import open_tournament
 from tournaments.ratings import LiveRatings, RatedGame
 from tournaments.reports import head_to_head_test, standings
 from tournaments.runner import GameFailed, WorkerFailed, default_workers, run_pending
+from tournaments.sanity import MAX_CONCURRENCY, MAX_WORKERS, count_problem, file_target_problem, folder_problem
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
@@ -113,6 +115,18 @@ def deal_key_of(db: Path) -> bytes:
     return key
 
 
+def forget_new_store(db: Path) -> None:
+    """Remove a results file this run made and that holds no tournament (with SQLite's files beside it)."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+            if connection.execute("SELECT 1 FROM tournament").fetchone() is not None:
+                return
+    except sqlite3.Error:
+        pass
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        path.unlink(missing_ok=True)
+
+
 def run_tournament(
     config: TournamentConfig,
     db: Path,
@@ -126,15 +140,22 @@ def run_tournament(
     ``deals_from``: another results file whose deal key this tournament uses,
     so the same tournament seed deals the same games as there.
     """
-    with user_errors():
-        store = Store(db)
-        if deals_from is not None:
-            store.use_deal_key(deal_key_of(deals_from), str(deals_from))
-        key = store.deal_key()
-        # A store made before deal keys resumes with the seeds it holds (the
-        # public derivation, b""), which the schedule rebuilt here reproduces.
-        schedule = build_schedule(config, b"" if key is None else key)
-        fresh = store.begin(config, schedule)
+    if (problem := file_target_problem(db)) is not None:
+        fail(f"--db {db}: {problem}")
+    made_here = not db.exists()
+    try:
+        with user_errors():
+            store = Store(db)
+            if deals_from is not None:
+                store.use_deal_key(deal_key_of(deals_from), str(deals_from))
+            key = store.deal_key()
+            opened = open_tournament(store, config)
+    except BaseException:
+        if made_here:
+            # Refused before a tournament was stored: leave no empty results file behind.
+            forget_new_store(db)
+        raise
+    config = opened.config
     if key is None:
         err_console.print(
             f"note: {db} was made before famiglia kept deal keys: its deals follow from the tournament "
@@ -147,8 +168,15 @@ def run_tournament(
     errors = len(store.harness_errors())
     workers = workers if workers is not None else (config.workers or default_workers())
     concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
-    if fresh:
+    if opened.how == "begun":
         console.print(f"{config.name!r}: {total} games; results database: {db}", highlight=False)
+    elif opened.how == "grown":
+        added = f"new entrants {', '.join(opened.new_entrants)}; " if opened.new_entrants else ""
+        console.print(
+            f"growing {config.name!r}: {added}{opened.new_games} new games; {done} of {total} games "
+            f"already recorded in {db} (kept and counted)",
+            highlight=False,
+        )
     else:
         console.print(
             f"resuming {config.name!r}: {done + errors} of {total} games already recorded in {db}"
@@ -234,6 +262,14 @@ def exit_on_harness_errors(store: Store, db: Path) -> None:
     )
 
 
+def check_counts(concurrency: int | None, workers: int | None) -> None:
+    """Refuse --concurrency and --workers values that cannot work, in one line."""
+    if concurrency is not None and (problem := count_problem(concurrency, low=1, high=MAX_CONCURRENCY, what="games")):
+        fail(f"--concurrency {concurrency}: {problem}")
+    if workers is not None and (problem := count_problem(workers, low=1, high=MAX_WORKERS, what="processes")):
+        fail(f"--workers {workers}: {problem}")
+
+
 @app.command("run")
 def run(
     file: Annotated[Path, typer.Argument(help="the tournament file (TOML)")],
@@ -246,10 +282,11 @@ def run(
     ] = None,
 ) -> None:
     """Play a tournament (or resume it) and print the standings."""
-    if concurrency is not None and concurrency < 1:
-        fail("--concurrency must be at least 1")
-    if workers is not None and workers < 1:
-        fail("--workers must be at least 1")
+    check_counts(concurrency, workers)
+    if deals_from is not None and not deals_from.is_file():
+        fail(f"--deals-from {deals_from}: no such results file" + (" (it is a folder)" if deals_from.is_dir() else ""))
+    if file.is_dir():
+        fail(f"{file}: is a folder; give the tournament file (TOML) in it")
     try:
         config = load_tournament(file)
     except ConfigProblems as exc:
@@ -307,6 +344,9 @@ def demo(
     workers: Annotated[int | None, typer.Option(help="referee processes (default: one per core)")] = None,
 ) -> None:
     """Run a small built-in tournament of the sample bots and print the standings."""
+    check_counts(None, workers)
+    if (problem := folder_problem(folder)) is not None:
+        fail(f"--folder {folder}: {problem}")
     if not SAMPLE_BOTS.is_dir():
         fail(f"the sample bots are not at {SAMPLE_BOTS}; run the demo from a clone of the famiglia repository")
     entrants, missing = demo_entrants()
