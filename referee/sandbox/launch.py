@@ -10,7 +10,7 @@ running as root::
     bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts [--unshare-cgroup]
           --die-with-parent --seccomp FD <the bot's view: referee.sandbox.view> --
     setpriv --reuid U --regid U --clear-groups --nnp --inh-caps -all --bounding-set -all --pdeathsig KILL --
-    sh -c 'exec "$@" >"$0"' <stdout fifo> <the bot's command>
+    sh -c 'exec "$@" 1<>"$0"' <stdout fifo> <the bot's command>
 
 bwrap runs privileged here: it can mount the interpreter from a folder other
 users cannot enter (``/root/.pyenv``) without opening that folder, and the last
@@ -33,6 +33,7 @@ import itertools
 import os
 import secrets
 import shutil
+import signal
 import tempfile
 import threading
 
@@ -49,7 +50,10 @@ __all__ = ["LEVELS", "Launch", "SandboxUnavailable", "launcher_argv", "prepare_b
 LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
 
 # The last link: the bot's stdout becomes the FIFO, then the bot replaces the shell.
-_EXEC = 'exec "$@" >"$0"'
+# Opened read-write, which never blocks: a write-only open waits for a reader,
+# and if the referee died while spawning there is none, so the chain would wait
+# forever instead of starting a bot that sees end of input and leaves.
+_EXEC = 'exec "$@" 1<>"$0"'
 # Goes on only while the process that spawned the chain ($0) is still its parent.
 _STILL_OURS = 'test "$PPID" = "$0" || exit 125; exec "$@"'
 _UIDS_PER_REFEREE = 1024
@@ -223,7 +227,7 @@ class _FifoFolder:
             os.mkfifo(path, 0o600)
             if uid is not None:
                 os.chown(path, uid, uid)
-                os.chmod(path, 0o200)  # the bot writes, nobody else opens it
+                os.chmod(path, 0o600)  # the bot's alone (it opens it read-write); mounted in its sandbox only
         except BaseException:
             self.remove(path)
             raise
@@ -259,8 +263,27 @@ def _sweep_dead_referees() -> None:
                 continue
             os.kill(int(pid), 0)  # still running: its folder is in use
         except ProcessLookupError:
+            _kill_chains_of(folder)
             shutil.rmtree(folder, ignore_errors=True)
         except OSError:
+            continue
+
+
+def _kill_chains_of(folder: str) -> None:
+    """SIGKILL what is left of a dead referee's sandboxes: the processes whose command line names its FIFO folder.
+
+    A referee killed while spawning can leave a sandbox whose parent-death
+    signal was never armed (it is set after the parent may already be gone).
+    """
+    marker = (folder.rstrip("/") + "/").encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if marker in handle.read():
+                    os.kill(int(entry), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
             continue
 
 

@@ -36,7 +36,7 @@ from referee.sandbox import (
 )
 from referee.sandbox import launch as launch_module
 from referee.sandbox import view as view_module
-from referee.sandbox.launch import _sweep_dead_referees
+from referee.sandbox.launch import _kill_chains_of, _sweep_dead_referees
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, runtime_paths
 from referee.settings import BotLimits, RefereeSettings
@@ -89,7 +89,7 @@ def test_standard_as_root_limits_then_sandboxes_then_drops_to_the_bots_uid() -> 
     inner = argv[argv.index("--reuid") :]
     assert inner[inner.index("--pdeathsig") + 1] == "KILL" and "--nnp" in inner and "-all" in inner
     # Last, the shell that opens the FIFO (at its path inside) as the bot's stdout.
-    assert argv[-6:-3] == ["/bin/sh", "-c", 'exec "$@" >"$0"'] and argv[-3:] == [FIFO_INSIDE, *BOT.command]
+    assert argv[-6:-3] == ["/bin/sh", "-c", 'exec "$@" 1<>"$0"'] and argv[-3:] == [FIFO_INSIDE, *BOT.command]
     assert f"--bind /f {FIFO_INSIDE}" in text
 
 
@@ -481,3 +481,13 @@ def test_the_chain_stops_when_its_parent_is_no_longer_the_referee() -> None:
         ["sh", "-c", check[2], str(os.getpid()), "echo", "went on"], capture_output=True, text=True, check=False
     )
     assert ours.stdout == "went on\n"
+
+
+def test_the_next_referee_kills_what_is_left_of_a_dead_referees_sandboxes(tmp_path: Path) -> None:
+    folder = str(tmp_path / "famiglia-bots-999999-x")
+    leftover = subprocess.Popen(["sh", "-c", "sleep 30", f"{folder}/out-0"])
+    try:
+        _kill_chains_of(folder)
+        assert leftover.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        leftover.kill()
