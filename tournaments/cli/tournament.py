@@ -17,6 +17,7 @@ from rich.table import Table
 
 from referee.match import MatchRecord
 from referee.private import make_private_dirs
+from tournaments.capacity import check_tournament_capacity
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
@@ -126,6 +127,7 @@ def run_tournament(
     so the same tournament seed deals the same games as there.
     """
     with user_errors():
+        check_tournament_capacity(config, concurrency, workers)  # before the store is touched
         store = Store(db)
         if deals_from is not None:
             store.use_deal_key(deal_key_of(deals_from), str(deals_from))
