@@ -222,7 +222,7 @@ def clocks(label: str, games: int, concurrency: int, move_ms: int, folder: Path)
     store.close()
     times = sorted(
         record.ms
-        for path in sorted(replays.glob("*.jsonl"))
+        for path in sorted(replays.rglob("*.jsonl"))  # replays_folder adds a folder per tournament
         for record in read_replay(path)
         if isinstance(record, ActionRecord)
     )
