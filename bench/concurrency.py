@@ -54,6 +54,7 @@ from referee.play import DeadBot, prepare_bots
 from referee.process import open_bot
 from referee.replay import ActionRecord, read_replay
 from referee.settings import RefereeSettings
+from tournaments.capacity import CapacityError, check_capacity
 from tournaments.config import parse_tournament
 from tournaments.plan import build_schedule
 from tournaments.runner import run_pending
@@ -67,6 +68,13 @@ def status_kib(field: str) -> int:
         if line.startswith(field + ":"):
             return int(line.split()[1])
     raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def meminfo_kib(field: str) -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/meminfo")
 
 
 def reset_peak() -> bool:
@@ -116,17 +124,23 @@ async def many_games(bot: BotSpec, games: int, settings: RefereeSettings) -> dic
             running -= 1
 
     sampled = 0
+    fds = 0
+    available_before = meminfo_kib("MemAvailable")
+    available_least = available_before
 
     async def sampler() -> None:
-        nonlocal sampled
+        nonlocal sampled, fds, available_least
         while True:
             sampled = max(sampled, status_kib("VmRSS"))
+            fds = max(fds, len(os.listdir("/proc/self/fd")))
+            available_least = min(available_least, meminfo_kib("MemAvailable"))
             await trio.sleep(0.02)
 
     gc.collect()
     before = status_kib("VmRSS")
     hwm_ok = reset_peak()
     began = time.perf_counter()
+    cpu = time.process_time()
     async with trio.open_nursery() as outer:
         outer.start_soon(sampler)
         async with trio.open_nursery() as nursery:
@@ -134,6 +148,7 @@ async def many_games(bot: BotSpec, games: int, settings: RefereeSettings) -> dic
                 nursery.start_soon(game, index)
         outer.cancel_scope.cancel()
     seconds = time.perf_counter() - began
+    cpu = time.process_time() - cpu
     peak = status_kib("VmHWM") if hwm_ok else sampled
     terminations = [t for record in records for t in record.result.terminations]
     return {
@@ -148,6 +163,9 @@ async def many_games(bot: BotSpec, games: int, settings: RefereeSettings) -> dic
         "peak_kib": peak,
         "sampled_kib": sampled,
         "hwm": hwm_ok,
+        "cpu": cpu,
+        "fds": fds,
+        "host_kib": available_before - available_least,
     }
 
 
@@ -204,7 +222,7 @@ def clocks(label: str, games: int, concurrency: int, move_ms: int, folder: Path)
     store.close()
     times = sorted(
         record.ms
-        for path in sorted(replays.glob("*.jsonl"))
+        for path in sorted(replays.rglob("*.jsonl"))  # replays_folder adds a folder per tournament
         for record in read_replay(path)
         if isinstance(record, ActionRecord)
     )
@@ -253,10 +271,18 @@ def main() -> None:
     parser.add_argument("--bot", default="sample_bots/c_bot", help="bot folder for part 1, from the repository root")
     parser.add_argument("--move-ms", type=int, default=100, help="per-decision limit in part 2 (default 100)")
     parser.add_argument("--decisions", type=int, default=2000, help="at least this many decisions in part 2")
+    parser.add_argument(
+        "--sandbox", choices=["none", "standard", "strict"], default="standard", help="sandbox level (default standard)"
+    )
     args = parser.parse_args()
 
     n_cores = cores()
-    settings = RefereeSettings()
+    settings = RefereeSettings(sandbox=args.sandbox)
+    try:
+        # The check the tournament command makes before anything runs.
+        check_capacity(args.games, 1, PLAYERS, settings.sandbox)
+    except CapacityError as error:
+        raise SystemExit(f"concurrency bench: refused: {error}") from None
     print(
         f"concurrency bench: {n_cores} cores, sandbox {settings.sandbox}, margin {settings.margin_ms} ms, "
         f"load average {load_average()}",
@@ -272,6 +298,15 @@ def main() -> None:
         f"scale: {scale['games']} games of {bot.name} ({scale['games'] * PLAYERS} bot processes), "
         f"{scale['peak_running']} refereed at once, {scale['decisions']} decisions in {scale['seconds']:.1f} s, "
         f"{len(scale['terminations'])} terminations, {scale['start_failures']} bots that did not start",
+        flush=True,
+    )
+    print(
+        f"referee process: {scale['cpu']:.1f} s CPU = {scale['cpu'] / scale['seconds']:.2f} cores, "
+        f"{scale['decisions'] / scale['seconds']:.0f} decisions/s, "
+        f"{scale['cpu'] / max(1, scale['decisions']) * 1e6:.0f} us CPU/decision (bot starts included); "
+        f"peak {scale['fds']} open descriptors ({(scale['fds']) / max(1, scale['games'] * PLAYERS):.1f} per bot); "
+        f"host memory in use rose by {scale['host_kib'] / 1024:.0f} MB "
+        f"({scale['host_kib'] / max(1, scale['games'] * PLAYERS):.0f} KiB per bot, bots and sandboxes included)",
         flush=True,
     )
     for termination in scale["terminations"][:5]:
@@ -298,7 +333,6 @@ def main() -> None:
     timeouts = scale["timeouts"] + baseline["timeouts"] + loaded["timeouts"]
     print(f"load average after: {load_average()}")
     print(f"concurrency: {scale['games']} games {timeouts} timeouts {kib_per_game:.0f} KiB/game")
-
 
 
 if __name__ == "__main__":

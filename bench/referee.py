@@ -25,16 +25,27 @@ Usage: python bench/referee.py [--seconds N] [--bot FOLDER] [--players N] [--rep
    process's stdin stream, ``receive_some`` on its stdout until the newline.
    This is the floor for one request and answer over a pipe in Trio.
 
-The three measurements alternate in slices of a second so that a change in the
-machine's load during the run hits both alike; the ratio is the median over
-the pairs of adjacent slices (the ratio of the totals is printed too), and
-decisions/s the median over the referee's slices. The last line is always
-``referee: <decisions_per_s> decisions/s <ratio> of bare pipe round trips``.
+5. Hand-written harness (the baseline of issue 15): the same deals and the same
+   bot program, with what a host would write by hand around famiglia's engine:
+   its own ``subprocess.Popen`` bot processes, blocking write and ``readline``,
+   the ``json`` module both ways, no clocks, no records, no error handling
+   (``HandWritten``). Its CPU per decision is measured like the referee's: this
+   process's CPU time (``time.process_time``, the bots not included) over a
+   slice, divided by the decisions played in it.
+
+The measurements alternate in slices of a second so that a change in the
+machine's load during the run hits all alike; ratios are medians over the
+adjacent slices (the ratio of the totals is printed too), and decisions/s the
+median over the referee's slices. The last line is always
+``referee: <decisions_per_s> decisions/s <cpu_us> us CPU/decision <ratio>x hand-written CPU``
+(referee CPU per decision over the hand-written harness's; the bare pipe ratio
+is printed on the line before it).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -100,12 +111,16 @@ class Counts:
         self.count = 0
         self.games = 0
         self.rates: list[float] = []  # per slice, per second
+        self.cpus: list[float] = []  # per slice, CPU seconds
+        self.counts: list[int] = []  # per slice
 
     def add(self, count: int, seconds: float, cpu: float) -> None:
         self.count += count
         self.seconds += seconds
         self.cpu += cpu
         self.rates.append(count / seconds)
+        self.cpus.append(cpu)
+        self.counts.append(count)
 
 
 async def referee_slice(
@@ -183,6 +198,103 @@ async def floor_slice(bots: list[BotProcess], counts: Counts) -> None:
     counts.add(decisions, time.perf_counter() - began, time.process_time() - cpu)
 
 
+class HandWritten:
+    """The hand-written harness: what a host would write in an afternoon around famiglia's engine.
+
+    Its own warm bot processes (subprocess.Popen of the same bot command, no sandbox),
+    blocking writes and readline, the json module both ways (engine values turned into
+    plain dicts with msgspec.to_builtins, which any harness on this engine needs), the
+    action converted back to the engine's type, no clocks, no records, no error handling.
+    """
+
+    def __init__(self, bot: BotSpec, players: int) -> None:
+        self.rules = get_rules("vendetta")
+        self.config = self.rules.config({})
+        self.processes = [
+            subprocess.Popen(bot.command, cwd=bot.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            for _ in range(players)
+        ]
+        self.names = [bot.name] * players
+
+    def send(self, seat: int, message: dict[str, object]) -> None:
+        stdin = self.processes[seat].stdin
+        assert stdin is not None
+        stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        stdin.flush()
+
+    def receive(self, seat: int) -> dict[str, object]:
+        stdout = self.processes[seat].stdout
+        assert stdout is not None
+        answer: dict[str, object] = json.loads(stdout.readline())
+        return answer
+
+    def play(self, seed: int) -> int:
+        """One game on the deal of `seed`; the number of decisions."""
+        n = len(self.processes)
+        config = msgspec.to_builtins(self.config)
+        for seat in range(n):
+            self.send(
+                seat,
+                {
+                    "type": "start",
+                    "protocol": PROTOCOL_VERSION,
+                    "game": "vendetta",
+                    "match": f"hand-{seed}",
+                    "seat": seat,
+                    "players": n,
+                    "names": self.names,
+                    "variants": {},
+                    "config": config,
+                    "time": msgspec.to_builtins(TimeControl()),
+                },
+            )
+            self.receive(seat)  # ready
+        state = self.rules.new_game(n, self.config, SeededChance(seed))
+        events: list[msgspec.Struct] = []
+        seen = [0] * n
+        request_id = 0
+        while (decision := state.decision()) is not None:
+            seat = decision.seat
+            request_id += 1
+            self.send(
+                seat,
+                {
+                    "type": "request",
+                    "id": request_id,
+                    "decision": decision.kind,
+                    "view": msgspec.to_builtins(state.view(seat)),
+                    "events": msgspec.to_builtins(state.events_for(seat, events[seen[seat] :])),
+                    "options": msgspec.to_builtins(decision.options),
+                    "constraints": msgspec.to_builtins(decision.constraints),
+                    "time_ms": 1000,
+                    "bank_ms": 0,
+                },
+            )
+            seen[seat] = len(events)
+            answer = self.receive(seat)
+            events += state.apply(seat, msgspec.convert(answer["action"], self.rules.action_type))
+        result = msgspec.to_builtins(result_of(state.outcome()))
+        for seat in range(n):
+            self.send(seat, {"type": "end", "match": f"hand-{seed}", "seat": seat, "result": result, "events": []})
+        return request_id
+
+    def close(self) -> None:
+        for process in self.processes:
+            assert process.stdin is not None
+            process.stdin.close()
+            process.wait()
+
+
+def hand_written_slice(harness: HandWritten, counts: Counts) -> None:
+    """Whole games of the hand-written harness, on the same deals as the referee's."""
+    began, cpu = time.perf_counter(), time.process_time()
+    decisions = 0
+    while time.perf_counter() - began < SLICE_S:
+        decisions += harness.play(counts.games)
+        counts.games += 1
+    counts.add(decisions, time.perf_counter() - began, time.process_time() - cpu)
+
+
 async def ping_pong_slice(process: trio.Process, lines: list[bytes], counts: Counts) -> None:
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
@@ -255,7 +367,8 @@ async def bench(args: argparse.Namespace) -> None:
         echo_process = await trio.lowlevel.open_process(
             echo.command, cwd=echo.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        referee, floor, bare = Counts(), Counts(), Counts()
+        referee, floor, bare, hand = Counts(), Counts(), Counts(), Counts()
+        harness = HandWritten(bot, args.players)
         channels: list[BotChannel] = list(processes)
         with tempfile.TemporaryDirectory(prefix="famiglia-bench-") as tmp:
             replays = Path(tmp) if args.replays else None
@@ -263,10 +376,13 @@ async def bench(args: argparse.Namespace) -> None:
             await referee_slice(channels, settings, Counts(), replays)
             await floor_slice(processes, Counts())
             await ping_pong_slice(echo_process, lines, Counts())
+            hand_written_slice(harness, Counts())
             while referee.seconds < args.seconds:
                 await referee_slice(channels, settings, referee, replays)
+                hand_written_slice(harness, hand)
                 await floor_slice(processes, floor)
                 await ping_pong_slice(echo_process, lines, bare)
+        harness.close()
         assert echo_process.stdin is not None
         await echo_process.stdin.aclose()
         await echo_process.wait()
@@ -297,7 +413,24 @@ async def bench(args: argparse.Namespace) -> None:
     )
     print(f"for reference, a blocking (no event loop) round trip: {blocking_round_trip_us(echo, lines):.1f} us")
     print(f"load average after: {load_average()}")
-    print(f"referee: {decisions_per_s:.0f} decisions/s {ratio:.2f} of bare pipe round trips")
+    print(
+        f"hand-written harness: {hand.games} games, {hand.count} decisions in {hand.seconds:.2f} s: "
+        f"{hand.seconds / hand.count * 1e6:.1f} us/decision wall, {hand.cpu / hand.count * 1e6:.1f} us of CPU; "
+        f"decisions per game {hand.count / hand.games:.1f} (referee {referee.count / referee.games:.1f})"
+    )
+    cpu_ratios = [
+        (rc / rn) / (hc / hn)
+        for rc, rn, hc, hn in zip(referee.cpus, referee.counts, hand.cpus, hand.counts, strict=True)
+    ]
+    cpu_us = referee.cpu / referee.count * 1e6
+    cpu_ratio = statistics.median(cpu_ratios)
+    print(
+        "referee CPU / hand-written CPU per pair of slices: "
+        + " ".join(f"{r:.2f}" for r in cpu_ratios)
+        + f"; ratio of the totals {(referee.cpu / referee.count) / (hand.cpu / hand.count):.2f}"
+    )
+    print(f"bare pipe (informative): the referee reaches {ratio:.2f} of bare Trio pipe round trips")
+    print(f"referee: {decisions_per_s:.0f} decisions/s {cpu_us:.1f} us CPU/decision {cpu_ratio:.2f}x hand-written CPU")
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 from openskill.models import PlackettLuce
 from scipy.stats import spearmanr
 
+from tournaments import ratings
 from tournaments.ratings import (
     ELO_PER_THETA,
     LiveRatings,
@@ -158,6 +159,37 @@ def test_ties_breslow_order_free_and_pull_together() -> None:
     assert a.ratings[0] - a.ratings[1] < plain.ratings[0] - plain.ratings[1]
     everyone_tied = fit_plackett_luce([RatedGame([0, 1, 2], [1, 1, 1])] * 5, 3)
     np.testing.assert_allclose(everyone_tied.ratings, 0.0, atol=1e-9)
+
+
+def test_sampled_hessian_steps_reach_the_exact_newton_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large fits step with a Hessian summed over every s-th game; the optimum and the
+    covariance must be those of plain Newton on all games."""
+    rng = np.random.default_rng(11)
+    n = 30
+    theta = rng.normal(0.0, 0.6, n)
+    games = simulate(rng, theta, 6000, {3: [0.2, 0.0, -0.2], 5: [0.2, 0.1, 0.0, -0.1, -0.2]})
+    games += [RatedGame([0, 1, 2, 3, 4], [1, 1, 3, 3, 5])] * 7  # ties in a sampled block
+    exact = fit_plackett_luce(games, n)
+    monkeypatch.setattr(ratings, "_HESSIAN_SAMPLE", 500)  # every 12th game
+    sampled = fit_plackett_luce(games, n)
+    assert sampled.converged and exact.converged
+    np.testing.assert_allclose(sampled.ratings, exact.ratings, atol=1e-8)
+    # Both covariances are taken at points within the stopping tolerance of the optimum.
+    np.testing.assert_allclose(sampled.stderr, exact.stderr, rtol=1e-6)
+    for a, b in zip(sampled.seat_offsets, exact.seat_offsets, strict=True):
+        np.testing.assert_allclose(a.offsets, b.offsets, atol=1e-8)
+    assert sampled.log_posterior == pytest.approx(exact.log_posterior, abs=1e-9)
+
+
+def test_ranks_need_not_be_one_to_k() -> None:
+    """Ranks are compared, not used as positions: 2, 5, 9 is the same order as 1, 2, 3,
+    and a block mixing both forms (and a tie) gives the fit of the plain form."""
+    plain = [RatedGame([0, 1, 2], [1, 2, 3]), RatedGame([2, 1, 0], [1, 2, 3]), RatedGame([1, 2, 0], [2, 2, 1])]
+    spread = [RatedGame([0, 1, 2], [2, 5, 9]), RatedGame([2, 1, 0], [1, 2, 3]), RatedGame([1, 2, 0], [4, 4, 0])]
+    a = fit_plackett_luce(plain * 4, 3)
+    b = fit_plackett_luce(spread * 4, 3)
+    np.testing.assert_allclose(a.ratings, b.ratings, atol=1e-9)
+    np.testing.assert_allclose(a.stderr, b.stderr, atol=1e-9)
 
 
 def test_rejects_malformed_games() -> None:

@@ -19,6 +19,7 @@ from rich.table import Table
 from referee.match import MatchRecord
 from referee.private import make_private_dirs
 from referee.sandbox import sandbox_summary
+from tournaments.capacity import check_tournament_capacity
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
@@ -142,6 +143,8 @@ def run_tournament(
     """
     if (problem := file_target_problem(db)) is not None:
         fail(f"--db {db}: {problem}")
+    with user_errors():
+        check_tournament_capacity(config, concurrency, workers)  # before the store is touched
     made_here = not db.exists()
     try:
         with user_errors():

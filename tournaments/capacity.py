@@ -1,0 +1,123 @@
+"""What one referee process can hold at once, checked before a tournament plays anything.
+
+A referee process runs its games' bots as its own child processes. Three things
+bound how many it can hold, and each is checked here from the tournament's
+settings alone, before any bot starts:
+
+- uids: run as root at the standard or strict sandbox level, every bot alive gets
+  a uid of its own from a block of 1024 per referee process
+  (referee/sandbox/launch.py); bot 1025 could not start.
+- open files: each bot costs the referee four descriptors (stdin, the stdout FIFO,
+  stderr and a pidfd; referee/process.py), each game one more for its replay file,
+  and the referee keeps a few dozen of its own (store, event loop, workers' pipes);
+  the process's limit is its soft RLIMIT_NOFILE, which the referee raises to the
+  hard limit (at most 65,536) when it starts bots.
+- CPU: the referee runs on one core, about 100 us per decision (bench/referee.py),
+  so many games in one process answer slower but still fairly: the clock runs only
+  while the referee waits for a bot. It is not refused here; bench/concurrency.py
+  measures it.
+
+Memory is not a bound in practice: about 100 KiB per game in the referee
+(bench/concurrency.py), the bots' own memory being theirs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+
+from referee.sandbox.launch import _UIDS_PER_REFEREE
+from tournaments.config import TournamentConfig
+
+__all__ = [
+    "FILES_PER_BOT",
+    "FILES_PER_GAME",
+    "FILES_RESERVED",
+    "UIDS_PER_REFEREE",
+    "CapacityError",
+    "bots_per_referee",
+    "check_capacity",
+    "check_tournament_capacity",
+    "games_per_referee",
+    "open_file_limit",
+]
+
+UIDS_PER_REFEREE = _UIDS_PER_REFEREE
+FILES_PER_BOT = 4
+FILES_PER_GAME = 1
+FILES_RESERVED = 64
+_WANTED_FILES = 65536  # what referee.process.raise_open_file_limit asks for
+
+
+class CapacityError(ValueError):
+    """More games at once than one referee process can hold; the message says how to fix it."""
+
+
+def games_per_referee(concurrency: int, workers: int) -> int:
+    """Games one referee process plays at once: all of them in-process, else a worker's share."""
+    return concurrency if workers <= 1 else math.ceil(concurrency / workers)
+
+
+def bots_per_referee(concurrency: int, workers: int, table_size: int) -> int:
+    """Bot processes one referee process runs at once (seated bots; idle warm ones may add some)."""
+    return games_per_referee(concurrency, workers) * table_size
+
+
+def open_file_limit() -> int:
+    """The open-file limit a referee process gets: its soft limit raised towards the hard one."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return _WANTED_FILES
+    return max(soft if soft != resource.RLIM_INFINITY else hard, min(_WANTED_FILES, hard))
+
+
+def check_capacity(
+    concurrency: int,
+    workers: int,
+    table_size: int,
+    sandbox: str,
+    *,
+    root: bool | None = None,
+    open_files: int | None = None,
+) -> None:
+    """Raise CapacityError when one referee process could not hold this many games at once.
+
+    ``table_size`` is the largest table; ``root`` (default: whether this process
+    runs as root) decides whether sandboxed bots get uids of their own;
+    ``open_files`` (default: open_file_limit()) is the descriptor limit.
+    """
+    games = games_per_referee(concurrency, workers)
+    bots = games * table_size
+    where = "in one referee process" if workers <= 1 else f"per worker ({workers} workers)"
+    fix = "lower concurrency or add workers"
+    is_root = os.geteuid() == 0 if root is None else root
+    if sandbox != "none" and is_root and bots > UIDS_PER_REFEREE:
+        most = UIDS_PER_REFEREE // table_size
+        raise CapacityError(
+            f"concurrency {concurrency} puts {bots} bots at once {where}, more than the "
+            f"{UIDS_PER_REFEREE} uids a referee process gives sandboxed bots: at most {most} games "
+            f"of {table_size} per referee process; {fix}"
+        )
+    limit = open_file_limit() if open_files is None else open_files
+    needed = bots * FILES_PER_BOT + games * FILES_PER_GAME + FILES_RESERVED
+    if needed > limit:
+        most = (limit - FILES_RESERVED) // (table_size * FILES_PER_BOT + FILES_PER_GAME)
+        raise CapacityError(
+            f"concurrency {concurrency} needs about {needed} open files {where}, more than this "
+            f"process's limit of {limit}: at most {most} games of {table_size} per referee process; "
+            f"{fix}, or raise the limit (ulimit -n)"
+        )
+
+
+def check_tournament_capacity(config: TournamentConfig, concurrency: int | None, workers: int | None) -> None:
+    """check_capacity for a tournament file's largest table and sandbox level.
+
+    ``concurrency`` and ``workers`` are the command line's (None: the file's), resolved
+    as the tournament command resolves them.
+    """
+    from tournaments.runner import default_workers
+
+    workers = workers if workers is not None else (config.workers or default_workers())
+    concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
+    check_capacity(concurrency, workers, max(config.table_sizes), config.sandbox)
