@@ -11,21 +11,33 @@ so both ends have a fast path for Trio's pipe streams (``trio.lowlevel.FdStream`
 pipe to be readable and reads it directly. Both skip the extra trip through
 Trio's scheduler that ``send_all``/``receive_some`` make before every call;
 the wait for the answer remains a checkpoint.
+
+Before a line is decoded it is checked for what the JSON decoder itself would
+not survive or would pass through unchecked: nesting deeper than
+``MAX_DEPTH`` (the decoder recurses once per level), bytes that are not UTF-8
+anywhere in the line (the decoder checks only the strings it keeps), and
+escaped lone surrogates. Each check costs a few hundred nanoseconds on a
+normal answer: the exact depth scan runs only for a line holding more opening
+brackets than the limit.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
+import select
 from typing import Any, Protocol, cast
 
 import msgspec
 import trio
 
 from protocol.messages import BotMessage
+from protocol.untrusted import quote
 
 __all__ = [
     "DEFAULT_MAX_LINE",
+    "MAX_DEPTH",
     "BadMessage",
     "LineReader",
     "LineTooLong",
@@ -33,10 +45,14 @@ __all__ = [
     "StreamClosed",
     "decode_bot_message",
     "encode_message",
+    "nesting_depth",
     "send_line",
 ]
 
 DEFAULT_MAX_LINE = 1 << 20  # 1 MiB
+
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects a line from a bot may have (the message object is level 1)."""
 
 
 class ProtocolViolation(Exception):
@@ -74,15 +90,56 @@ def encode_message(message: Any) -> bytes:
 
 def decode_bot_message(line: bytes) -> BotMessage:
     """Decode one line from a bot; BadMessage says what is wrong with it."""
+    # Nesting can be no deeper than the line's count of opening brackets, so
+    # the exact scan runs only for lines with more of them than the limit.
+    if len(line) > MAX_DEPTH and line.count(b"[") + line.count(b"{") > MAX_DEPTH:
+        depth = nesting_depth(line)
+        if depth > MAX_DEPTH:
+            raise BadMessage(f"nested {depth} levels deep; the limit is {MAX_DEPTH}: {quote(line)}")
+    if not line.isascii():
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadMessage(f"not UTF-8 (byte {exc.start}): {quote(line)}") from None
+    if b"\\u" in line and _SURROGATE_ESCAPE.search(line) is not None:
+        # Kept raw (an unknown field, the action) such an escape would reach the
+        # replay, which every JSON reader must be able to read back.
+        try:
+            msgspec.json.decode(line)
+        except msgspec.DecodeError as exc:
+            raise BadMessage(f"not valid JSON (a lone surrogate escape?): {exc}: {quote(line)}") from None
     try:
         message: BotMessage = _bot_decoder.decode(line)
         return message
     except msgspec.ValidationError as exc:
         raise BadMessage(f"wrong message shape: {exc}") from None
     except msgspec.DecodeError as exc:
-        raise BadMessage(f"not valid JSON: {exc}: {_excerpt(line)}") from None
-    except UnicodeDecodeError:  # pragma: no cover - msgspec reports this as DecodeError
-        raise BadMessage(f"not UTF-8: {_excerpt(line)}") from None
+        raise BadMessage(f"not valid JSON: {exc}: {quote(line)}") from None
+    except UnicodeDecodeError:  # pragma: no cover - the line was checked above
+        raise BadMessage(f"not UTF-8: {quote(line)}") from None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+def nesting_depth(line: bytes) -> int:
+    """How deep arrays and objects nest in ``line``, brackets inside strings not counted.
+
+    For a line that is not valid JSON, at least the depth a decoder reaches
+    before it finds the error. Linear in the line's length and done in C, so a
+    hostile line costs about what decoding it would: escaped backslashes and
+    quotes are dropped (a run of backslashes pairs up from its left, as in a
+    decoder), then numpy marks what lies between quotes as string and sums
+    the brackets outside them.
+    """
+    import numpy as np  # only for lines with many brackets: keep it off the import path
+
+    data = np.frombuffer(line.replace(b"\\\\", b"").replace(b'\\"', b""), np.uint8)
+    if not len(data):
+        return 0
+    outside = (np.cumsum(data == 34, dtype=np.int32) & 1) == 0  # an even number of quotes so far
+    steps = ((data == 91) | (data == 123)).astype(np.int8) - ((data == 93) | (data == 125)).astype(np.int8)
+    steps *= outside
+    return max(0, int(np.cumsum(steps, dtype=np.int32).max()))
 
 
 async def send_line(stream: trio.abc.SendStream, data: bytes) -> None:
@@ -109,15 +166,10 @@ async def send_line(stream: trio.abc.SendStream, data: bytes) -> None:
     await stream.send_all(data)
 
 
-def _excerpt(line: bytes, limit: int = 80) -> str:
-    text = line[:limit].decode("utf-8", "backslashreplace")
-    return repr(text) + ("..." if len(line) > limit else "")
-
-
 class LineReader:
     """Reads newline-terminated lines from a byte stream, bounded by ``max_line``."""
 
-    __slots__ = ("_buffer", "_pipe", "_scanned", "_source", "bytes_read", "max_line")
+    __slots__ = ("_buffer", "_pipe", "_poll", "_poll_fd", "_scanned", "_source", "bytes_read", "max_line")
 
     def __init__(self, source: ByteSource, max_line: int = DEFAULT_MAX_LINE) -> None:
         self._source = source
@@ -129,6 +181,8 @@ class LineReader:
         self._scanned = 0  # bytes of _buffer already searched for a newline
         self.max_line = max_line
         self.bytes_read = 0
+        self._poll: select.poll | None = None  # for pending_line: is the pipe readable now?
+        self._poll_fd = -1
 
     async def readline(self) -> bytes:
         """The next line without its newline; StreamClosed at the end of the stream."""
@@ -160,6 +214,58 @@ class LineReader:
                 # max_line + 1 bytes with its newline, so within the limit).
                 return chunk[:-1] if type(chunk) is bytes else bytes(chunk[:-1])
             buffer += chunk
+
+    def pending_line(self) -> bytes | None:
+        """The next line if all of it has already arrived, without waiting; else None.
+
+        Reads what the pipe holds now (one ``poll`` with no timeout, then
+        ``os.read``), never blocking; for a source without a file descriptor
+        only what is buffered counts. A line over the limit is ``LineTooLong``
+        as in ``readline``; the end of the stream is left for ``readline`` to report.
+        """
+        buffer = self._buffer
+        while True:
+            if buffer:
+                newline = buffer.find(b"\n", self._scanned)
+                if newline >= 0:
+                    line = bytes(buffer[:newline])
+                    del buffer[: newline + 1]
+                    self._scanned = 0
+                    if len(line) > self.max_line:
+                        raise LineTooLong(f"line of {len(line)} bytes exceeds the limit of {self.max_line}")
+                    return line
+                self._scanned = len(buffer)
+                if self._scanned > self.max_line:
+                    raise LineTooLong(f"more than {self.max_line} bytes without a newline (the line limit)")
+            chunk = self._read_now(min(65536, self.max_line + 1 - self._scanned))
+            if not chunk:
+                return None
+            self.bytes_read += len(chunk)
+            buffer += chunk
+
+    @property
+    def partial(self) -> bool:
+        """Whether the start of a line has arrived without its end (after ``pending_line`` returned None)."""
+        return bool(self._buffer)
+
+    def _read_now(self, size: int) -> bytes:
+        """What the pipe holds now, up to ``size`` bytes; b"" when it holds nothing (or is closed)."""
+        if self._pipe is None:
+            return b""
+        fd = self._pipe.fileno()
+        if fd < 0:
+            return b""
+        if self._poll_fd != fd:
+            self._poll = select.poll()
+            self._poll.register(fd, select.POLLIN)
+            self._poll_fd = fd
+        assert self._poll is not None
+        if not self._poll.poll(0):
+            return b""
+        try:
+            return os.read(fd, size)
+        except OSError:  # nothing after all, or broken: readline reports what is wrong
+            return b""
 
     async def _read_pipe(self, size: int) -> bytes:
         """``receive_some`` for a pipe: wait until readable, then read."""

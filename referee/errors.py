@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from protocol.untrusted import bounded
+
 __all__ = [
     "BotCrashed",
     "BotError",
@@ -12,6 +14,7 @@ __all__ = [
     "BotStalled",
     "BotTimedOut",
     "TerminationKind",
+    "internal_error",
 ]
 
 TerminationKind = Literal["timeout", "crash", "illegal", "protocol", "stall"]
@@ -23,8 +26,10 @@ class BotError(Exception):
     kind: TerminationKind = "crash"
 
     def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
+        # Reasons quote what bots sent (excerpts, ids, stderr lines): whatever
+        # built this one, what is recorded is bounded and printable.
+        self.reason = bounded(reason)
+        super().__init__(self.reason)
 
 
 class BotTimedOut(BotError):
@@ -59,3 +64,12 @@ class BotIllegalAction(BotError):
     def __init__(self, reason: str, rule_id: str) -> None:
         super().__init__(reason)
         self.rule_id = rule_id
+
+
+def internal_error(exc: BaseException) -> BotProtocolError:
+    """The last line of defence: an unexpected exception while handling one bot's message.
+
+    The message is what caused it, so the seat pays, with a reason that says
+    the harness failed too (a bug to report, not a rule the bot broke).
+    """
+    return BotProtocolError(f"internal error handling this bot's message: {type(exc).__name__}: {exc}")

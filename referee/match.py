@@ -28,10 +28,11 @@ from typing import Any, Protocol
 import msgspec
 import trio
 
-from protocol.codec import ProtocolViolation, decode_bot_message, encode_message
+from protocol.codec import LineReader, ProtocolViolation, decode_bot_message, encode_message
 from protocol.messages import (
     PROTOCOL_VERSION,
     Action,
+    BotMessage,
     End,
     Log,
     Ready,
@@ -41,7 +42,8 @@ from protocol.messages import (
     Start,
     Termination,
 )
-from referee.errors import BotError, BotIllegalAction, BotProtocolError, BotTimedOut
+from protocol.untrusted import quote
+from referee.errors import BotError, BotIllegalAction, BotProtocolError, BotTimedOut, internal_error
 from referee.games import get_rules
 from referee.games.base import GameState, IllegalAction, Outcome, RecordingChance, SeededChance
 from referee.replay import (
@@ -115,14 +117,28 @@ class MatchRecord(msgspec.Struct, frozen=True, kw_only=True):
     """How the bots were contained (referee.sandbox), with anything this host could not apply."""
 
 
+def _reader_of(bot: BotChannel) -> LineReader | None:
+    """The line reader behind a channel that has one (a bot process): the referee
+    looks into it for output that arrived while no request was open."""
+    reader = getattr(bot, "reader", None)
+    return reader if isinstance(reader, LineReader) else None
+
+
 class _Seat:
     """The referee's bookkeeping for one seat during a match."""
 
-    __slots__ = ("active", "bank_s", "bot", "decisions", "index", "max_s", "seen", "total_s")
+    __slots__ = (
+        "active", "answered", "bank_s", "bot", "decisions", "early", "index", "logs", "max_s", "reader", "seen",
+        "total_s",
+    )  # fmt: skip
 
     def __init__(self, index: int, bot: BotChannel, bank_s: float) -> None:
         self.index = index
         self.bot = bot
+        self.reader = _reader_of(bot)
+        self.answered = 0  # the last request this seat answered
+        self.logs = 0  # log lines since its last answer (a flood is more than the limit)
+        self.early = False  # a line had begun to arrive before the open request was sent
         self.bank_s = bank_s
         self.active = True
         self.seen = 0  # how much of the match's event log this seat has been sent
@@ -226,6 +242,7 @@ class _Match:
                 await self.fail(seat, error, 0)
                 return
             seat.bot = fresh
+            seat.reader = _reader_of(fresh)
             try:
                 await self.greet(seat)
             except BotError as again:
@@ -250,28 +267,93 @@ class _Match:
             while True:
                 message = await self.read_message(seat, 0)
                 if isinstance(message, Ready):
+                    seat.logs = 0
                     return
-                raise BotProtocolError(f"sent {type(message).__name__.lower()} before ready")
+                raise BotProtocolError(f"sent {_kind(message)} before ready")
         if scope.cancelled_caught:
             raise BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
 
+    def decode(self, line: bytes) -> BotMessage:
+        """One line from a bot as a message; anything wrong with it is that seat's protocol error."""
+        try:
+            return decode_bot_message(line)
+        except ProtocolViolation as exc:
+            raise BotProtocolError(str(exc)) from None
+        except Exception as exc:  # a bug of ours met by these bytes: the seat's error, never the match's
+            raise internal_error(exc) from None
+
     async def read_message(self, seat: _Seat, request: int) -> Ready | Action[msgspec.Raw]:
         """The next message that is not a log line; log lines go to the replay."""
-        logs = 0
         while True:
             try:
-                message = decode_bot_message(await seat.bot.readline())
+                line = await seat.bot.readline()
             except ProtocolViolation as exc:
                 raise BotProtocolError(str(exc)) from None
+            message = self.decode(line)
             if not isinstance(message, Log):
+                if seat.early:
+                    seat.early = False
+                    raise BotProtocolError(
+                        f"unasked output: {_kind(message)} began to arrive before request {request} was sent"
+                    )
                 return message
-            logs += 1
-            if logs > self.settings.max_messages_per_decision:
+            seat.early = False
+            self.record_log(seat, request, message)
+
+    def record_log(self, seat: _Seat, request: int, message: Log) -> None:
+        seat.logs += 1
+        if seat.logs > self.settings.max_messages_per_decision:
+            raise BotProtocolError(
+                f"flood: more than {self.settings.max_messages_per_decision} log lines for one request"
+            )
+        if self.replay is not None:
+            self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
+
+    def check_unasked(self, seat: _Seat, next_request: int) -> None:
+        """Read what the seat sent since its last answer, before ``next_request`` goes out.
+
+        Log lines are allowed between requests and recorded; anything else
+        arrived while no request was open (an answer sent ahead, a second
+        answer) and is a protocol error now. A line still arriving is marked:
+        it cannot be the answer to the request about to be sent.
+        """
+        reader = seat.reader
+        assert reader is not None
+        while True:
+            try:
+                line = reader.pending_line()
+            except ProtocolViolation as exc:
+                raise BotProtocolError(str(exc)) from None
+            if line is None:
+                break
+            message = self.decode(line)
+            if isinstance(message, Action) and message.id == seat.answered != 0:
                 raise BotProtocolError(
-                    f"flood: more than {self.settings.max_messages_per_decision} log lines for one request"
+                    f"a second answer to request {seat.answered} (it arrived after the first, "
+                    f"while no request was open)"
                 )
-            if self.replay is not None:
-                self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
+            if not isinstance(message, Log):
+                after = f"after its answer to request {seat.answered}" if seat.answered else "after ready"
+                raise BotProtocolError(
+                    f"unasked output: {_kind(message)} arrived {after}, while no request was open "
+                    f"(request {next_request} had not been sent)"
+                )
+            self.record_log(seat, seat.answered, message)
+        seat.early = reader.partial
+
+    def check_second_answer(self, seat: _Seat, request: int) -> None:
+        """Lines that came in the same read as the answer to ``request``: logs, or a second answer."""
+        reader = seat.reader
+        assert reader is not None
+        while (line := reader.pending_line()) is not None:
+            message = self.decode(line)
+            if isinstance(message, Action) and message.id == request:
+                raise BotProtocolError(f"a second answer to request {request}")
+            if not isinstance(message, Log):
+                raise BotProtocolError(
+                    f"unasked output: {_kind(message)} arrived with the answer to request {request}"
+                )
+            self.record_log(seat, request, message)
 
     async def ask(self, seat: _Seat, request: Request[Any, Any, Any]) -> tuple[Any, msgspec.Raw, float]:
         """Send a request and wait for its answer: (decoded action, raw action, seconds).
@@ -290,6 +372,8 @@ class _Match:
         if deadline < self.alarm.deadline:  # noqa: PLR1730
             self.alarm.deadline = deadline
         try:
+            if seat.reader is not None:
+                self.check_unasked(seat, request.id)
             await seat.bot.send(data)
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
@@ -312,13 +396,18 @@ class _Match:
         seat.total_s += elapsed
         seat.max_s = max(seat.max_s, elapsed)
         if not isinstance(message, Action):
-            raise BotProtocolError(f"sent {type(message).__name__.lower()} instead of an action for request {request.id}")
+            raise BotProtocolError(f"sent {_kind(message)} instead of an action for request {request.id}")
         if message.id != request.id:
-            raise BotProtocolError(f"answered request {message.id}, the open request is {request.id}")
+            raise BotProtocolError(f"answered request {quote(message.id)}, the open request is {request.id}")
+        seat.answered, seat.logs = request.id, 0
+        if seat.reader is not None and seat.reader.partial:
+            self.check_second_answer(seat, request.id)
         try:
             action = self.action_decoder.decode(message.action)
         except msgspec.DecodeError as exc:
             raise BotProtocolError(f"action for request {request.id} has the wrong shape: {exc}") from None
+        except Exception as exc:  # a bug of ours met by these bytes: the seat's error, never the match's
+            raise internal_error(exc) from None
         return action, message.action, elapsed
 
     async def play(self) -> None:
@@ -493,6 +582,13 @@ class _Match:
                 if seat.active:
                     nursery.start_soon(tell, seat)
         return result
+
+
+def _kind(message: BotMessage) -> str:
+    """A message as a reason names it: "an action for request 7", "a ready line"."""
+    if isinstance(message, Action):
+        return f"an action for request {quote(message.id)}"
+    return "a ready line" if isinstance(message, Ready) else "a log line"
 
 
 def result_of(outcome: Outcome, terminations: Sequence[Termination] = ()) -> Result:

@@ -69,6 +69,9 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
     """The game's replay, only when its header says it is this game of this tournament."""
     replay_note: str = ""
     """Why a recorded replay is not linked (it is another game's, or unreadable)."""
+    error: str = ""
+    """For a game the harness failed to referee (ended_by "harness error"): what went wrong."""
+    traceback: str = ""
 
 
 def rated_games(finished: list[FinishedGame]) -> list[RatedGame]:
@@ -178,4 +181,20 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
                 terminations=kinds, replay=replay, replay_note=note,
             )
         )
+    if termination in (None, "harness"):
+        # Games the harness failed to referee: listed (with no ranks), never rated.
+        seeds = {game.index: game.seed for game in store.schedule()}
+        for failed in store.harness_errors():
+            seat_names = [names[e] for e in failed.seating]
+            if entrant is not None and entrant not in seat_names:
+                continue
+            n = len(seat_names)
+            rows.append(
+                GameRow(
+                    game=failed.game, seed=seeds[failed.game], seconds=0.0, ended_by="harness error",
+                    seats=seat_names, ranks=[0] * n, scores=[0] * n, terminations=[""] * n, replay=None,
+                    error=failed.error, traceback=failed.traceback,
+                )
+            )
+        rows.sort(key=lambda row: row.game)
     return rows

@@ -13,31 +13,38 @@ import math
 import os
 import subprocess
 import sys
+import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import msgspec
 import trio
 
-from referee.bots import BotSpec
+from protocol.untrusted import bounded
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.errors import BotCrashed
+from referee.games import UnknownGame
+from referee.games.base import UnknownVariant
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
 from referee.play import DeadBot, play_match, prepare_bots, save_stderr
 from referee.private import make_private_dirs
 from referee.process import signal_name
 from referee.replay import tournament_match_id
+from referee.sandbox import SandboxUnavailable
 from referee.settings import RefereeSettings
 from tournaments.config import TournamentConfig
 from tournaments.pool import WarmPool, open_pool
 from tournaments.schedule import ScheduledGame
-from tournaments.store import Store
+from tournaments.store import Store, StoreError
 
 __all__ = [
     "GameDone",
+    "GameFailed",
     "Job",
     "WorkerFailed",
     "WorkerSetup",
     "default_workers",
+    "harness_failure",
     "play_scheduled",
     "prepare_replays",
     "replay_path",
@@ -46,6 +53,7 @@ __all__ = [
 ]
 
 OnResult = Callable[[ScheduledGame, MatchRecord], None]
+OnFailure = Callable[["GameFailed"], None]
 ShouldStop = Callable[[], bool]
 
 
@@ -75,6 +83,39 @@ class GameDone(msgspec.Struct, tag="done", tag_field="type", kw_only=True):
 
     game: ScheduledGame
     record: MatchRecord
+
+
+class GameFailed(msgspec.Struct, tag="failed", tag_field="type", kw_only=True):
+    """A game the harness failed to referee: an unexpected exception (a bug of famiglia), with its traceback."""
+
+    game: ScheduledGame
+    error: str
+    traceback: str
+
+
+# Faults of the machine or of the tournament's setup: the same for every game,
+# so they stop the run (to be fixed and resumed) instead of costing each game.
+_STOPS_THE_RUN = (
+    OSError, MemoryError, StoreError, SandboxUnavailable, BotSpecError, BotBuildFailed, UnknownGame, UnknownVariant,
+)  # fmt: skip
+_MAX_TRACEBACK = 64 << 10
+
+
+def harness_failure(game: ScheduledGame, exc: Exception) -> GameFailed | None:
+    """``exc``, raised while refereeing ``game``, as that game's harness error; None if it must stop the run."""
+    if isinstance(exc, _STOPS_THE_RUN):
+        return None
+    if isinstance(exc, ExceptionGroup):
+        stops, _ = exc.split(_STOPS_THE_RUN)
+        if stops is not None:
+            return None
+    leaf: BaseException = exc
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    text = "".join(traceback.format_exception(exc))
+    if len(text) > _MAX_TRACEBACK:
+        text = text[: _MAX_TRACEBACK // 2] + "\n[... cut ...]\n" + text[-_MAX_TRACEBACK // 2 :]
+    return GameFailed(game=game, error=bounded(f"{type(leaf).__name__}: {leaf}", 300), traceback=text)
 
 
 def default_workers() -> int:
@@ -177,6 +218,12 @@ async def play_scheduled(
         )
         if replay is not None:
             save_stderr(replay, channels)
+    except BaseException:
+        # A game that did not end normally may leave a process mid-conversation:
+        # none of them is handed to another game.
+        for channel in channels:
+            pool.discard(channel)
+        raise
     finally:
         for seat, channel in enumerate(channels):
             pool.release(channel, seat_bots[seat])
@@ -191,11 +238,15 @@ async def run_pending(
     workers: int,
     on_result: OnResult,
     should_stop: ShouldStop = lambda: False,
+    on_failure: OnFailure = lambda failure: None,
 ) -> int:
     """Play every game of the store's schedule that has no result yet; how many were played.
 
     ``should_stop`` is asked before each game starts (a sequential test that has
-    decided); games already running finish and are recorded.
+    decided); games already running finish and are recorded. A game that
+    raises an unexpected exception is recorded as a harness error
+    (``Store.record_harness_error``, then ``on_failure``) and the others go on;
+    faults of the machine or the setup (a full disk, a sandbox missing) stop the run.
     """
     pending = store.pending()
     if not pending or should_stop():
@@ -214,6 +265,11 @@ async def run_pending(
         played += 1
         on_result(game, record)
 
+    async def failed(failure: GameFailed) -> None:
+        async with write_lock:
+            await trio.to_thread.run_sync(store.record_harness_error, failure.game, failure.error, failure.traceback)
+        on_failure(failure)
+
     jobs_in, jobs_out = trio.open_memory_channel[ScheduledGame](0)
 
     async def feed() -> None:
@@ -228,14 +284,16 @@ async def run_pending(
         if workers <= 1:
             warm = pool if config.reuse_processes else None
             for _ in range(concurrency):
-                nursery.start_soon(_play_from, jobs_out.clone(), config, bots, settings, warm, tournament, finished)
+                nursery.start_soon(
+                    _play_from, jobs_out.clone(), config, bots, settings, warm, tournament, finished, failed
+                )
         else:
             per_worker = max(1, math.ceil(concurrency / workers))
             setup = WorkerSetup(
                 config=config, bots=bots, settings=settings, concurrency=per_worker, tournament=tournament
             )
             for _ in range(workers):
-                nursery.start_soon(_drive_worker, jobs_out.clone(), setup, finished)
+                nursery.start_soon(_drive_worker, jobs_out.clone(), setup, finished, failed)
         await jobs_out.aclose()
     return played
 
@@ -248,21 +306,29 @@ async def _play_from(
     pool: WarmPool | None,
     tournament: str,
     finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
+    failed: Callable[[GameFailed], Awaitable[None]],
 ) -> None:
     async with jobs:
         async for game in jobs:
-            record = await play_scheduled(config, bots, settings, game, pool, tournament=tournament)
+            try:
+                record = await play_scheduled(config, bots, settings, game, pool, tournament=tournament)
+            except Exception as exc:
+                if (failure := harness_failure(game, exc)) is None:
+                    raise
+                await failed(failure)
+                continue
             await finished(game, record)
 
 
 _encoder = msgspec.json.Encoder()
-_done_decoder = msgspec.json.Decoder(GameDone)
+_done_decoder = msgspec.json.Decoder(GameDone | GameFailed)
 
 
 async def _drive_worker(
     jobs: trio.MemoryReceiveChannel[ScheduledGame],
     setup: WorkerSetup,
     finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
+    failed: Callable[[GameFailed], Awaitable[None]],
 ) -> None:
     """Keep one worker process busy with up to ``setup.concurrency`` games."""
     from protocol.codec import LineReader, StreamClosed
@@ -312,7 +378,10 @@ async def _drive_worker(
                 except msgspec.DecodeError as exc:
                     raise WorkerFailed(f"a worker sent an unreadable line: {exc}") from None
                 in_flight -= 1
-                await finished(done.game, done.record)
+                if isinstance(done, GameFailed):
+                    await failed(done)
+                else:
+                    await finished(done.game, done.record)
                 slots.release()
 
         async with trio.open_nursery() as nursery:

@@ -33,7 +33,7 @@ from referee.private import create_private, make_private_dirs, tighten
 from tournaments.config import TournamentConfig
 from tournaments.schedule import ScheduledGame
 
-__all__ = ["FinishedGame", "SeatRow", "Store", "StoreError"]
+__all__ = ["FinishedGame", "HarnessError", "SeatRow", "Store", "StoreError"]
 
 SCHEMA_VERSION = 1
 
@@ -83,6 +83,12 @@ CREATE TABLE IF NOT EXISTS seat (
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS seat_entrant ON seat(entrant);
+CREATE TABLE IF NOT EXISTS harness_error (
+    game INTEGER PRIMARY KEY REFERENCES schedule(game),
+    finished TEXT NOT NULL,
+    error TEXT NOT NULL,
+    traceback TEXT NOT NULL
+);
 """
 
 # Apart from the rest: a store made before it, opened read-only, still reads.
@@ -122,6 +128,15 @@ class FinishedGame(msgspec.Struct, frozen=True, kw_only=True):
     ended_by: str
     replay: str | None
     seats: list[SeatRow]
+
+
+class HarnessError(msgspec.Struct, frozen=True, kw_only=True):
+    """A game the harness failed to referee (a bug of famiglia): not rated, not played again on resume."""
+
+    game: int
+    seating: list[int]
+    error: str
+    traceback: str
 
 
 class Store:
@@ -268,8 +283,8 @@ class Store:
         ]
 
     def pending(self) -> list[ScheduledGame]:
-        """Scheduled games without a result, in schedule order."""
-        done = {row[0] for row in self.db.execute("SELECT game FROM result")}
+        """Scheduled games without a result or a harness error, in schedule order."""
+        done = {row[0] for row in self.db.execute("SELECT game FROM result UNION SELECT game FROM harness_error")}
         return [game for game in self.schedule() if game.index not in done]
 
     def entrant_names(self) -> list[str]:
@@ -306,6 +321,28 @@ class Store:
             raise StoreError(f"game {game.index} is already recorded in {self.path}") from None
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot record game {game.index}: {exc}") from None
+
+    def record_harness_error(self, game: ScheduledGame, error: str, traceback: str) -> None:
+        """Record that refereeing ``game`` failed: it is not rated and a resume does not play it again."""
+        try:
+            with self._transaction():
+                self.db.execute(
+                    "INSERT INTO harness_error VALUES (?, ?, ?, ?)", (game.index, _now(), error, traceback)
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(f"game {game.index} is already recorded in {self.path}") from None
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot record game {game.index}: {exc}") from None
+
+    def harness_errors(self) -> list[HarnessError]:
+        """The games the harness failed to referee, in schedule order."""
+        return [
+            HarnessError(game=g, seating=msgspec.json.decode(seating), error=error, traceback=tb)
+            for g, seating, error, tb in self.db.execute(
+                "SELECT h.game, s.seating, h.error, h.traceback FROM harness_error h JOIN schedule s USING (game) "
+                "ORDER BY h.game"
+            )
+        ]
 
     def finished(self) -> list[FinishedGame]:
         """Every finished game with its seats, in schedule order."""

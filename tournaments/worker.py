@@ -24,7 +24,7 @@ import trio
 
 from protocol.codec import LineReader, StreamClosed
 from tournaments.pool import open_pool
-from tournaments.runner import GameDone, Job, WorkerSetup, play_scheduled
+from tournaments.runner import GameDone, GameFailed, Job, WorkerSetup, harness_failure, play_scheduled
 
 _setup_decoder = msgspec.json.Decoder(WorkerSetup)
 _job_decoder = msgspec.json.Decoder(Job)
@@ -42,11 +42,19 @@ async def serve() -> None:
         warm = pool if setup.config.reuse_processes else None
 
         async def play(job: Job) -> None:
-            record = await play_scheduled(
-                setup.config, setup.bots, setup.settings, job.game, warm, tournament=setup.tournament
-            )
+            answer: GameDone | GameFailed
+            try:
+                record = await play_scheduled(
+                    setup.config, setup.bots, setup.settings, job.game, warm, tournament=setup.tournament
+                )
+                answer = GameDone(game=job.game, record=record)
+            except Exception as exc:
+                # A harness bug costs this game only; the parent records it.
+                if (failure := harness_failure(job.game, exc)) is None:
+                    raise
+                answer = failure
             async with write_lock:
-                await stdout.send_all(_encoder.encode(GameDone(game=job.game, record=record)) + b"\n")
+                await stdout.send_all(_encoder.encode(answer) + b"\n")
 
         while True:
             try:

@@ -91,7 +91,7 @@ def test_bot_messages_decode_to_their_types() -> None:
         (b'{"type":"action","id":"four","action":{}}', "wrong message shape"),
         (b'{"type":"action","action":{}}', "wrong message shape"),
         (b"[1,2,3]", "wrong message shape"),
-        (b"\xff\xfe garbage", "not valid JSON"),
+        (b"\xff\xfe garbage", "not UTF-8"),
     ],
 )
 def test_bad_lines_are_bad_messages_that_say_what_is_wrong(line: bytes, complaint: str) -> None:

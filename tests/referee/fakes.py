@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
 import trio
 
-from referee.errors import BotError
+from protocol.codec import LineReader, StreamClosed
+from referee.errors import BotCrashed, BotError
 
 HANG = "hang"
 """A response item: never send anything again."""
@@ -103,3 +105,79 @@ def after(requests: int, misbehave: Callable[[dict[str, Any]], list[Response]]) 
         return passing(message)
 
     return respond
+
+
+class PipeBot:
+    """A scripted bot behind a real pipe, read by the referee's own LineReader.
+
+    ``respond(message)`` gives raw writes (bytes, newlines included or not) and
+    float pauses; everything before the first pause is in the pipe before
+    ``send`` returns, the rest is written later by a task in ``nursery``. So the
+    referee's read path (framing, buffering, looking for unasked output) is the
+    real one.
+    """
+
+    def __init__(
+        self,
+        respond: Callable[[dict[str, Any]], list[bytes | float]],
+        nursery: trio.Nursery,
+        name: str = "pipe",
+    ) -> None:
+        self._name = name
+        self.respond = respond
+        self._nursery = nursery
+        read_fd, self._write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        self._read_stream = trio.lowlevel.FdStream(read_fd)
+        self.reader = LineReader(self._read_stream)
+        self.received: list[dict[str, Any]] = []
+        self.killed = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def send(self, data: bytes) -> None:
+        if self.killed:
+            raise BotCrashed("killed")
+        message = json.loads(data)
+        self.received.append(message)
+        items = self.respond(message)
+        while items and isinstance(items[0], bytes):
+            self._write(items.pop(0))
+        if items:
+            self._nursery.start_soon(self._later, items)
+
+    def _write(self, data: bytes | float) -> None:
+        assert isinstance(data, bytes)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._write_fd, view) :]
+
+    async def _later(self, items: list[bytes | float]) -> None:
+        for item in items:
+            if isinstance(item, float):
+                await trio.sleep(item)
+            elif not self.killed:
+                self._write(item)
+
+    async def readline(self) -> bytes:
+        try:
+            return await self.reader.readline()
+        except (StreamClosed, trio.ClosedResourceError, trio.BrokenResourceError):
+            raise BotCrashed("closed its output") from None
+
+    async def kill(self) -> None:
+        self.killed = True
+
+    def stderr_text(self) -> str:
+        return ""
+
+    async def aclose(self) -> None:
+        os.close(self._write_fd)
+        await self._read_stream.aclose()
+
+
+def pipe_passing(message: dict[str, Any]) -> list[bytes | float]:
+    """``passing`` for a PipeBot: each line with its newline."""
+    return [item + b"\n" for item in passing(message) if isinstance(item, bytes)]

@@ -57,6 +57,8 @@ class Case(NamedTuple):
     """More assertions once the match is over, given the match's folder and the bot's."""
     full: bool = False
     """The hostile seat must get the whole level, nothing left out (a uid of its own, for RLIMIT_NPROC)."""
+    args: tuple[str, ...] = ()
+    """Arguments for the bot's command."""
 
 
 def _nothing_written_outside(folder: Path, bot: Path) -> None:
@@ -95,10 +97,17 @@ CASES = [
     Case("setsid_grandchild", None, ""),
     Case("setsid_grandchild", None, "", level="strict"),
     Case("endless_line", "protocol", "more than 1048576 bytes without a newline"),
-    Case("garbage", "protocol", "not valid JSON"),
+    Case("garbage", "protocol", "not UTF-8"),
     Case("wrong_shape", "protocol", "has the wrong shape"),
     Case("wrong_id", "protocol", "answered request 1002, the open request is 2"),
-    Case("double_answer", "protocol", "answered request 2, the open request is 5"),
+    # Caught at the request answered twice, not at the next one.
+    Case("double_answer", "protocol", "a second answer to request 2"),
+    Case("answers_ahead", "protocol", "unasked output: an action for request 5 arrived"),
+    Case("deep_nesting", "protocol", "nested 1001 levels deep; the limit is 64"),
+    Case("deep_nesting", "protocol", "nested 1000 levels deep; the limit is 64", args=("line",)),
+    Case("deep_nesting", "protocol", "nested 1001 levels deep; the limit is 64", args=("log",)),
+    Case("bad_utf8_action", "protocol", "not UTF-8 (byte 44)"),
+    Case("long_id", "protocol", "answered request 9999999999"),
     Case(
         "stderr_flood", "protocol", "flood: more than 4194304 bytes on stderr", settings={"stderr_flood_bytes": 4 << 20}
     ),
@@ -113,7 +122,7 @@ CASES = [
 
 
 def _case_id(case: Case) -> str:
-    return f"{case.bot}-{case.level}"
+    return "-".join([case.bot, *case.args, case.level])
 
 
 def rss() -> int:
@@ -195,7 +204,7 @@ async def test_a_hostile_bot_is_contained(case: Case, tmp_path: Path, arena: Pat
         pytest.skip("a uid of its own per bot (for RLIMIT_NPROC) needs a referee running as root")
     OUTSIDE.unlink(missing_ok=True)
     folder = copy_bot(arena, case.bot)
-    hostile = load_bot(str(folder))
+    hostile = with_args(load_bot(str(folder)), *case.args)
     listener = None
     if case.bot == "net_probe":
         listener = socket.create_server(("127.0.0.1", 0))
@@ -222,6 +231,7 @@ async def test_a_hostile_bot_is_contained(case: Case, tmp_path: Path, arena: Pat
     else:
         assert terminations == [(SEAT, case.kind)]
         assert case.reason in record.result.terminations[0].reason
+        assert len(record.result.terminations[0].reason) <= 1000
         assert record.result.forfeited == [SEAT]
     assert_others_played_a_valid_game(record, tmp_path)
     assert growth < MEMORY_BOUND, f"the referee grew by {growth >> 20} MiB"

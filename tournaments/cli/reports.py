@@ -119,13 +119,14 @@ def games_command(
     db: DbOption,
     entrant: Annotated[str | None, typer.Option(help="only games this entrant played")] = None,
     termination: Annotated[
-        str | None, typer.Option(help="only games with this termination: timeout, crash, illegal, protocol, stall")
+        str | None,
+        typer.Option(help="only games with this termination: timeout, crash, illegal, protocol, stall, harness"),
     ] = None,
     format: Annotated[str, typer.Option(help="table or json")] = "table",
 ) -> None:
     """List finished games."""
-    if termination is not None and termination not in ("timeout", "crash", "illegal", "protocol", "stall"):
-        fail(f"--termination {termination!r}: choose timeout, crash, illegal, protocol or stall")
+    if termination is not None and termination not in ("timeout", "crash", "illegal", "protocol", "stall", "harness"):
+        fail(f"--termination {termination!r}: choose timeout, crash, illegal, protocol, stall or harness")
     with user_errors():
         rows = game_rows(open_store(db), entrant=entrant, termination=termination)
     if format == "json":
@@ -135,8 +136,11 @@ def games_command(
     for column in ("game", "seed", "ended by", "seats (rank)", "terminations", "s", "replay"):
         table.add_column(column)
     for row in rows:
-        seats = ", ".join(f"{n} ({r})" for n, r in zip(row.seats, row.ranks, strict=True))
-        terms = ", ".join(f"{n}: {t}" for n, t in zip(row.seats, row.terminations, strict=True) if t) or "-"
+        if row.error:  # a harness error: no ranks, the error instead of terminations
+            seats, terms = ", ".join(row.seats), row.error
+        else:
+            seats = ", ".join(f"{n} ({r})" for n, r in zip(row.seats, row.ranks, strict=True))
+            terms = ", ".join(f"{n}: {t}" for n, t in zip(row.seats, row.terminations, strict=True) if t) or "-"
         replay = row.replay or (f"not linked: {row.replay_note}" if row.replay_note else "-")
         table.add_row(str(row.game), str(row.seed), row.ended_by, seats, terms, f"{row.seconds:.2f}", escape(replay))
     console.print(table)

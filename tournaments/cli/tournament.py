@@ -23,7 +23,7 @@ from tournaments.config import ConfigProblems, TournamentConfig, load_tournament
 from tournaments.plan import build_schedule
 from tournaments.ratings import LiveRatings, RatedGame
 from tournaments.reports import head_to_head_test, standings
-from tournaments.runner import WorkerFailed, default_workers, run_pending
+from tournaments.runner import GameFailed, WorkerFailed, default_workers, run_pending
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
@@ -143,12 +143,17 @@ def run_tournament(
             soft_wrap=True,
         )
     done, total = store.counts()
+    errors = len(store.harness_errors())
     workers = workers if workers is not None else (config.workers or default_workers())
     concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
     if fresh:
         console.print(f"{config.name!r}: {total} games; results database: {db}", highlight=False)
     else:
-        console.print(f"resuming {config.name!r}: {done} of {total} games already recorded in {db}", highlight=False)
+        console.print(
+            f"resuming {config.name!r}: {done + errors} of {total} games already recorded in {db}"
+            + (f" ({errors} of them harness errors, not played again)" if errors else ""),
+            highlight=False,
+        )
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -157,7 +162,7 @@ def run_tournament(
         TimeRemainingColumn(),
         console=console,
     )
-    task = progress.add_task(config.name, total=total, completed=done, rate=0.0)
+    task = progress.add_task(config.name, total=total, completed=done + errors, rate=0.0)
     top = LiveTop([e.name for e in config.entrants])
     for played in store.finished():
         top.ratings.update(RatedGame(seating=[s.entrant for s in played.seats], ranks=[s.rank for s in played.seats]))
@@ -172,12 +177,19 @@ def run_tournament(
         sequential.feed(game, record)
         progress.update(task, advance=1, rate=played_now / max(1e-9, time.monotonic() - began))
 
+    def on_failure(failure: GameFailed) -> None:
+        progress.update(task, advance=1)
+        progress.console.print(
+            f"game {failure.game.index}: harness error (recorded, not rated): {failure.error}",
+            highlight=False, markup=False,
+        )  # fmt: skip
+
     try:
         with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
             trio.run(
                 partial(
                     run_pending, config, store, concurrency=concurrency, workers=workers, on_result=on_result,
-                    should_stop=sequential.should_stop,
+                    should_stop=sequential.should_stop, on_failure=on_failure,
                 )
             )
         console.print()
@@ -199,6 +211,20 @@ def run_tournament(
         )
         raise typer.Exit(130) from None
     return store
+
+
+def exit_on_harness_errors(store: Store, db: Path) -> None:
+    """After the standings: if any game hit a harness error, say how many and exit 1."""
+    errors = store.harness_errors()
+    if not errors:
+        return
+    games = ", ".join(str(e.game) for e in errors[:10]) + (", ..." if len(errors) > 10 else "")
+    fail(
+        f"{len(errors)} game{'s' if len(errors) != 1 else ''} hit a harness error (a bug of famiglia, not of a bot) "
+        f"and {'are' if len(errors) != 1 else 'is'} recorded without a result, outside the ratings: game "
+        f"{games}; tracebacks: famiglia games --db {db} --termination harness --format json",
+        1,
+    )
 
 
 @app.command("run")
@@ -223,10 +249,10 @@ def run(
         for problem in exc.problems:
             err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
-    store = run_tournament(
-        config, db or file.with_suffix(".sqlite"), concurrency=concurrency, workers=workers, deals_from=deals_from
-    )
+    db = db or file.with_suffix(".sqlite")
+    store = run_tournament(config, db, concurrency=concurrency, workers=workers, deals_from=deals_from)
     print_standings(standings(store))
+    exit_on_harness_errors(store, db)
 
 
 def demo_entrants() -> tuple[list[dict[str, str]], list[str]]:
@@ -298,3 +324,4 @@ def demo(
     print_standings(standings(store))
     console.print(f"results: {db}  replays: {folder / 'demo-replays'}", highlight=False)
     console.print(f"as a web page: famiglia report --db {db}", highlight=False)
+    exit_on_harness_errors(store, db)
