@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import shutil
 import time
-from functools import partial
 from pathlib import Path
 from typing import Annotated
 
-import trio
 import typer
 from rich.console import Group
 from rich.live import Live
@@ -20,15 +18,21 @@ from referee.private import make_private_dirs
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
-from tournaments.plan import build_schedule
 from tournaments.ratings import LiveRatings, RatedGame
-from tournaments.reports import head_to_head_test, standings
-from tournaments.runner import GameFailed, WorkerFailed, default_workers, run_pending
+from tournaments.reports import standings
+from tournaments.runner import (
+    GameDone,
+    RunStarted,
+    WorkerFailed,
+    default_workers,
+    executor_for,
+    run_tournament,
+)
+from tournaments.runner import Progress as RunProgress
 from tournaments.schedule import ScheduledGame
-from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
 
-__all__ = ["app", "demo", "run_tournament"]
+__all__ = ["app", "demo", "play_with_display"]
 
 app = typer.Typer(help="Run tournaments described in TOML files.", no_args_is_help=True)
 
@@ -55,32 +59,6 @@ class LiveTop:
         for place, (entrant, ordinal) in enumerate(self.ratings.top(self.size), start=1):
             table.add_row(str(place), self.names[entrant], f"{ordinal:.2f}")
         return table
-
-
-class SequentialStop:
-    """For a head-to-head: feed finished pairs to the SPRT in order; stop once it decides."""
-
-    def __init__(self, config: TournamentConfig, store: Store) -> None:
-        found = head_to_head_test(store)
-        self.test: Sprt | None = found[0] if found is not None else None
-        self.next_pair = found[1] if found is not None else 0
-        names = [e.name for e in config.entrants]
-        self.heroes = (names.index(config.a or names[0]), names.index(config.b or names[0]))
-        self.ranks: dict[int, int] = {}  # game index -> rank of the entrant under test
-
-    def should_stop(self) -> bool:
-        return self.test is not None and self.test.decision() != "continue"
-
-    def feed(self, game: ScheduledGame, record: MatchRecord) -> None:
-        if self.test is None:
-            return
-        hero = self.heroes[game.index % 2]
-        self.ranks[game.index] = record.result.ranks[game.seating.index(hero)]
-        # Results arrive out of order under concurrency; the test reads pairs in order.
-        while 2 * self.next_pair in self.ranks and 2 * self.next_pair + 1 in self.ranks:
-            first, second = self.ranks.pop(2 * self.next_pair), self.ranks.pop(2 * self.next_pair + 1)
-            self.test.update(pair_score(first, second))
-            self.next_pair += 1
 
 
 def worker_failure(exc: BaseException) -> WorkerFailed | None:
@@ -112,28 +90,29 @@ def deal_key_of(db: Path) -> bytes:
     return key
 
 
-def run_tournament(
+def play_with_display(
     config: TournamentConfig,
     db: Path,
     *,
     concurrency: int | None,
     workers: int | None,
     deals_from: Path | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
 ) -> Store:
-    """Create or resume the tournament in ``db`` and play what is left, with a live display.
+    """Create or resume the tournament in ``db`` and play what is left (``runner.run_tournament``), with a live display.
 
     ``deals_from``: another results file whose deal key this tournament uses,
-    so the same tournament seed deals the same games as there.
+    so the same tournament seed deals the same games as there. ``executor``:
+    local (this machine) or dask (the cluster whose scheduler is at ``scheduler``).
     """
+    workers = workers if workers is not None else (config.workers or default_workers())
     with user_errors():
+        chosen = executor_for(executor, workers=workers, scheduler=scheduler)
         store = Store(db)
         if deals_from is not None:
             store.use_deal_key(deal_key_of(deals_from), str(deals_from))
         key = store.deal_key()
-        # A store made before deal keys resumes with the seeds it holds (the
-        # public derivation, b""), which the schedule rebuilt here reproduces.
-        schedule = build_schedule(config, b"" if key is None else key)
-        fresh = store.begin(config, schedule)
     if key is None:
         err_console.print(
             f"note: {db} was made before famiglia kept deal keys: its deals follow from the tournament "
@@ -141,18 +120,6 @@ def run_tournament(
             highlight=False,
             markup=False,
             soft_wrap=True,
-        )
-    done, total = store.counts()
-    errors = len(store.harness_errors())
-    workers = workers if workers is not None else (config.workers or default_workers())
-    concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
-    if fresh:
-        console.print(f"{config.name!r}: {total} games; results database: {db}", highlight=False)
-    else:
-        console.print(
-            f"resuming {config.name!r}: {done + errors} of {total} games already recorded in {db}"
-            + (f" ({errors} of them harness errors, not played again)" if errors else ""),
-            highlight=False,
         )
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -162,35 +129,41 @@ def run_tournament(
         TimeRemainingColumn(),
         console=console,
     )
-    task = progress.add_task(config.name, total=total, completed=done + errors, rate=0.0)
+    task = progress.add_task(config.name, total=None, completed=0, rate=0.0)
     top = LiveTop([e.name for e in config.entrants])
     for played in store.finished():
         top.ratings.update(RatedGame(seating=[s.entrant for s in played.seats], ranks=[s.rank for s in played.seats]))
-    sequential = SequentialStop(config, store)
     began = time.monotonic()
     played_now = 0
 
-    def on_result(game: ScheduledGame, record: MatchRecord) -> None:
+    def on_progress(event: RunProgress) -> None:
         nonlocal played_now
-        played_now += 1
-        top.update(game, record)
-        sequential.feed(game, record)
-        progress.update(task, advance=1, rate=played_now / max(1e-9, time.monotonic() - began))
-
-    def on_failure(failure: GameFailed) -> None:
-        progress.update(task, advance=1)
-        progress.console.print(
-            f"game {failure.game.index}: harness error (recorded, not rated): {failure.error}",
-            highlight=False, markup=False,
-        )  # fmt: skip
+        if isinstance(event, RunStarted):
+            recorded = event.done + event.errors
+            if event.fresh:
+                console.print(f"{config.name!r}: {event.total} games; results database: {db}", highlight=False)
+            else:
+                console.print(
+                    f"resuming {config.name!r}: {recorded} of {event.total} games already recorded in {db}"
+                    + (f" ({event.errors} of them harness errors, not played again)" if event.errors else ""),
+                    highlight=False,
+                )
+            progress.update(task, total=event.total, completed=recorded)
+        elif isinstance(event, GameDone):
+            played_now += 1
+            top.update(event.game, event.record)
+            progress.update(task, advance=1, rate=played_now / max(1e-9, time.monotonic() - began))
+        else:
+            progress.update(task, advance=1)
+            progress.console.print(
+                f"game {event.game.index}: harness error (recorded, not rated): {event.error}",
+                highlight=False, markup=False,
+            )  # fmt: skip
 
     try:
         with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
-            trio.run(
-                partial(
-                    run_pending, config, store, concurrency=concurrency, workers=workers, on_result=on_result,
-                    should_stop=sequential.should_stop, on_failure=on_failure,
-                )
+            run_tournament(
+                config, store, on_progress, executor=chosen, concurrency=concurrency, workers=workers
             )
         console.print()
     except BaseException as exc:
@@ -233,6 +206,13 @@ def run(
     db: Annotated[Path | None, typer.Option(help="results database (default: FILE with .sqlite)")] = None,
     concurrency: Annotated[int | None, typer.Option(help="games at once in all (default: the file's)")] = None,
     workers: Annotated[int | None, typer.Option(help="referee processes (default: one per core)")] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(help="local (this machine, the default) or dask (a Dask cluster; needs --scheduler)"),
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="the Dask scheduler's address, tcp://HOST:8786 (default: the file's)")
+    ] = None,
     deals_from: Annotated[
         Path | None,
         typer.Option(help="another results file whose deals to repeat (same seed, same deals); new --db only"),
@@ -250,7 +230,10 @@ def run(
             err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
     db = db or file.with_suffix(".sqlite")
-    store = run_tournament(config, db, concurrency=concurrency, workers=workers, deals_from=deals_from)
+    store = play_with_display(
+        config, db, concurrency=concurrency, workers=workers, deals_from=deals_from,
+        executor=executor or config.executor.kind, scheduler=scheduler or config.executor.scheduler,
+    )  # fmt: skip
     print_standings(standings(store))
     exit_on_harness_errors(store, db)
 
@@ -320,7 +303,7 @@ def demo(
     shutil.rmtree(folder / "demo-replays", ignore_errors=True)
     with user_errors():
         config = demo_config(folder)
-    store = run_tournament(config, db, concurrency=None, workers=workers)
+    store = play_with_display(config, db, concurrency=None, workers=workers)
     print_standings(standings(store))
     console.print(f"results: {db}  replays: {folder / 'demo-replays'}", highlight=False)
     console.print(f"as a web page: famiglia report --db {db}", highlight=False)
