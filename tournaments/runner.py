@@ -102,7 +102,9 @@ def executor_for(kind: str, *, workers: int, scheduler: str | None) -> Executor:
         raise DaskUnavailable(
             "the dask executor needs the dask packages; install them with: pip install 'famiglia[dask]'"
         ) from None
-    return DaskExecutor(scheduler)
+    executor = DaskExecutor(scheduler)
+    executor.check_reachable()
+    return executor
 
 
 async def run_pending(

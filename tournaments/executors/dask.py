@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import socket
 import sys
 import traceback
 from functools import partial
@@ -36,6 +37,8 @@ from typing import Any
 import msgspec
 import trio
 from distributed import Client, Future
+from distributed.comm import parse_address
+from distributed.comm.addressing import parse_host_port
 
 from referee.private import make_private_dirs, write_private
 from tournaments.executors.base import STOPS_THE_RUN, GameDone, GameFailed, Report, TournamentWork, WorkerFailed
@@ -96,14 +99,34 @@ class DaskExecutor:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(_close, client, plugin, list(futures.values()))
 
+    def check_reachable(self) -> None:
+        """DaskUnreachable at once when nothing listens at the scheduler's address (before a store is touched)."""
+        try:
+            _probe(self.scheduler, self.connect_timeout_s)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise DaskUnreachable(
+                f"cannot reach the Dask scheduler at {self.scheduler} ({exc}); start one with `dask scheduler` "
+                "and give its address (tcp://HOST:8786)"
+            ) from None
+
     def _connect(self) -> Client:
         try:
+            _probe(self.scheduler, self.connect_timeout_s)
             return Client(self.scheduler, timeout=self.connect_timeout_s, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise DaskUnreachable(
                 f"cannot reach the Dask scheduler at {self.scheduler} ({exc}); start one with `dask scheduler` "
                 "and give its address (tcp://HOST:8786)"
             ) from None
+
+
+def _probe(address: str, timeout_s: float) -> None:
+    """For a tcp:// address, OSError at once when nothing listens there (Dask's client would retry until its timeout)."""
+    protocol, location = parse_address(address)
+    if protocol != "tcp":
+        return
+    host, port = parse_host_port(location)
+    socket.create_connection((host, port), timeout=timeout_s).close()
 
 
 def _check_setup(answers: Any) -> None:
