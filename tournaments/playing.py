@@ -6,6 +6,7 @@ the host's process, in a worker process, or on a Dask worker.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -64,11 +65,16 @@ def prepare_replays(config: TournamentConfig, tournament: str, pending: list[Sch
     if folder is None:
         return
     make_private_dirs(folder)
-    for game in pending:
-        path = replay_path(config, tournament, game)
-        assert path is not None
-        for leftover in (path, path.with_name(path.name + ".partial"), *folder.glob(f"{path.name}.seat*.stderr")):
-            leftover.unlink(missing_ok=True)
+    # One listing of the folder, not one search per pending game: a resume of
+    # a million-game tournament must not spend minutes here.
+    names = {f"game-{game.index:06d}.jsonl" for game in pending}
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            base = entry.name.removesuffix(".partial")
+            if ".seat" in base and base.endswith(".stderr"):
+                base = base.split(".seat", 1)[0]
+            if base in names:
+                (folder / entry.name).unlink(missing_ok=True)
 
 
 async def play_scheduled(

@@ -30,6 +30,7 @@ import math
 import socket
 import sys
 import traceback
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -77,9 +78,17 @@ def ship_entrants(work: TournamentWork) -> tuple[list[ShippedBot], dict[str, byt
 class DaskExecutor:
     """Play the games on the cluster whose scheduler is at ``scheduler`` (tcp://HOST:8786)."""
 
-    def __init__(self, scheduler: str, *, connect_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        scheduler: str,
+        *,
+        connect_timeout_s: float = 10.0,
+        task: Callable[[str, ScheduledGame], bytes] = play_game,
+    ) -> None:
         self.scheduler = scheduler
         self.connect_timeout_s = connect_timeout_s
+        self.task = task
+        """What each game's Dask task runs: ``play_game``, or bench/distributed.py's synthetic games."""
 
     async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
         # The client's own log lines (reconnecting, closing) would cut through the progress display.
@@ -94,7 +103,7 @@ class DaskExecutor:
                 partial(client.register_plugin, TournamentPlugin(setup, packages), name=plugin)
             )
             _check_setup(answers)
-            await _Run(client, self.scheduler, plugin, work, report, futures).play(games)
+            await _Run(client, self, plugin, work, report, futures).play(games)
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(_close, client, plugin, list(futures.values()))
@@ -155,14 +164,15 @@ class _Run:
     def __init__(
         self,
         client: Client,
-        scheduler: str,
+        executor: DaskExecutor,
         plugin: str,
         work: TournamentWork,
         report: Report,
         futures: dict[str, Future],
     ) -> None:
         self.client = client
-        self.scheduler = scheduler
+        self.scheduler = executor.scheduler
+        self.task = executor.task
         self.plugin = plugin
         self.work = work
         self.report = report
@@ -192,7 +202,7 @@ class _Run:
                 async for game in games:
                     key = f"famiglia-{self.work.tournament}-game-{game.index}"
                     await self.window.acquire_on_behalf_of(key)
-                    future = self.client.submit(play_game, self.plugin, game, key=key, pure=False, retries=0)
+                    future = self.client.submit(self.task, self.plugin, game, key=key, pure=False, retries=0)
                     self.futures[key] = future
                     self.games[key] = game
                     future.add_done_callback(on_done)

@@ -169,6 +169,14 @@ class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is no
         self.referee: WorkerReferee | None = None
 
     def setup(self, worker: object) -> None:
+        # Dask's statistical profiler samples every thread's stack every 10 ms,
+        # the referee's included, and holds the GIL while it does: refereeing
+        # ran about 40% slower with it (bench/distributed.py). A worker that
+        # plays games has no use for it.
+        callbacks = getattr(worker, "periodic_callbacks", {})
+        for name in ("profile", "profile-cycle"):
+            if name in callbacks:
+                callbacks[name].stop()
         address = str(getattr(worker, "address", "?"))
         self.referee = WorkerReferee(msgspec.msgpack.decode(self.encoded_setup, type=DaskSetup), self.packages, address)
         self.referee.start()
