@@ -266,6 +266,23 @@ def test_the_host_killed_mid_run_resumes_against_the_same_cluster(tmp_path: Path
     assert all(after[game] == row for game, row in before.items()), "a game recorded before was played again"
 
 
+def test_ctrl_c_stops_the_games_on_the_workers_and_prints_only_the_resume_line(
+    tmp_path: Path, cluster: LocalCluster, bot_cache: Path
+) -> None:
+    toml = tournament_file(tmp_path, repetitions=2)
+    db = tmp_path / "t.sqlite"
+    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db),
+               "--executor", "dask", "--scheduler", cluster.scheduler_address]  # fmt: skip
+    host = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_results(host, db, 2)
+    host.send_signal(signal.SIGINT)
+    _, stderr = host.communicate(timeout=60)
+    assert host.returncode == 130, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("interrupted: ") and "run the same command again" in lines[0]
+    assert_no_bot_left(bot_cache)  # the workers' referees were stopped with the run
+
+
 def _cli(*args: str) -> Any:
     return CliRunner().invoke(app, list(args))
 
