@@ -90,9 +90,11 @@ def encode_message(message: Any) -> bytes:
 
 def decode_bot_message(line: bytes) -> BotMessage:
     """Decode one line from a bot; BadMessage says what is wrong with it."""
-    # Nesting can be no deeper than the line's count of opening brackets, so
-    # the exact scan runs only for lines with more of them than the limit.
-    if len(line) > MAX_DEPTH and line.count(b"[") + line.count(b"{") > MAX_DEPTH:
+    # One pass keeps the bytes the checks need: opening brackets and backslashes.
+    # Nesting can be no deeper than the count of opening brackets, so the exact
+    # scan runs only for lines with more of them than the limit.
+    special = line.translate(None, _NOT_SPECIAL)
+    if len(special) > MAX_DEPTH and len(special) - special.count(b"\\") > MAX_DEPTH:
         depth = nesting_depth(line)
         if depth > MAX_DEPTH:
             raise BadMessage(f"nested {depth} levels deep; the limit is {MAX_DEPTH}: {quote(line)}")
@@ -101,7 +103,7 @@ def decode_bot_message(line: bytes) -> BotMessage:
             line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise BadMessage(f"not UTF-8 (byte {exc.start}): {quote(line)}") from None
-    if b"\\u" in line and _SURROGATE_ESCAPE.search(line) is not None:
+    if b"\\" in special and _SURROGATE_ESCAPE.search(line) is not None:
         # Kept raw (an unknown field, the action) such an escape would reach the
         # replay, which every JSON reader must be able to read back.
         try:
@@ -120,6 +122,8 @@ def decode_bot_message(line: bytes) -> BotMessage:
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_NOT_SPECIAL = bytes(b for b in range(256) if b not in b"[{\\")
+
 
 def nesting_depth(line: bytes) -> int:
     """How deep arrays and objects nest in ``line``, brackets inside strings not counted.

@@ -45,4 +45,6 @@ def _printable(text: str) -> str:
     """Every character that is not printable (controls, escapes, lone surrogates) as its escape."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii") for c in text)
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii") for c in text
+    )

@@ -179,9 +179,7 @@ class _Match:
         self.variants = self.rules.variants(self.config)
         n = len(bots)
         if not self.rules.min_players <= n <= self.rules.max_players:
-            raise ValueError(
-                f"{spec.game} is for {self.rules.min_players}-{self.rules.max_players} players, not {n}"
-            )
+            raise ValueError(f"{spec.game} is for {self.rules.min_players}-{self.rules.max_players} players, not {n}")
         self.chance = RecordingChance(SeededChance(spec.seed))
         self.state: GameState = self.rules.new_game(n, self.config, self.chance)
         self.action_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.rules.action_type)
@@ -279,7 +277,7 @@ class _Match:
             return decode_bot_message(line)
         except ProtocolViolation as exc:
             raise BotProtocolError(str(exc)) from None
-        except Exception as exc:  # a bug of ours met by these bytes: the seat's error, never the match's
+        except Exception as exc:  # noqa: BLE001 - a bug of ours met by these bytes: the seat's error, not the match's
             raise internal_error(exc) from None
 
     async def read_message(self, seat: _Seat, request: int) -> Ready | Action[msgspec.Raw]:
@@ -350,9 +348,7 @@ class _Match:
             if isinstance(message, Action) and message.id == request:
                 raise BotProtocolError(f"a second answer to request {request}")
             if not isinstance(message, Log):
-                raise BotProtocolError(
-                    f"unasked output: {_kind(message)} arrived with the answer to request {request}"
-                )
+                raise BotProtocolError(f"unasked output: {_kind(message)} arrived with the answer to request {request}")
             self.record_log(seat, request, message)
 
     async def ask(self, seat: _Seat, request: Request[Any, Any, Any]) -> tuple[Any, msgspec.Raw, float]:
@@ -406,7 +402,7 @@ class _Match:
             action = self.action_decoder.decode(message.action)
         except msgspec.DecodeError as exc:
             raise BotProtocolError(f"action for request {request.id} has the wrong shape: {exc}") from None
-        except Exception as exc:  # a bug of ours met by these bytes: the seat's error, never the match's
+        except Exception as exc:  # noqa: BLE001 - a bug of ours met by these bytes: the seat's error, not the match's
             raise internal_error(exc) from None
         return action, message.action, elapsed
 
@@ -534,9 +530,7 @@ class _Match:
         self.record_events(events)
         return True
 
-    async def reject(
-        self, seat: _Seat, request: int, raw: msgspec.Raw, exc: IllegalAction, elapsed: float
-    ) -> bool:
+    async def reject(self, seat: _Seat, request: int, raw: msgspec.Raw, exc: IllegalAction, elapsed: float) -> bool:
         """An illegal action: record it and tell the bot. True if the seat plays on."""
         policy = self.settings.illegal_action
         if self.replay is not None:
@@ -565,6 +559,15 @@ class _Match:
         result = result_of(self.state.outcome(), self.terminations)
 
         async def tell(seat: _Seat) -> None:
+            # Output after the seat's last answer other than log lines is never
+            # read as part of this game; the process is then not reused, so it
+            # cannot reach the next game either.
+            unasked = False
+            if seat.reader is not None:
+                try:
+                    self.check_unasked(seat, 0)
+                except BotError:
+                    unasked = True
             end = End(
                 match=self.match_id,
                 seat=seat.index,
@@ -576,6 +579,8 @@ class _Match:
                     await seat.bot.send(encode_message(end))
                 except BotError:
                     pass
+            if unasked:
+                await seat.bot.kill()
 
         async with trio.open_nursery() as nursery:
             for seat in self.seats:

@@ -45,7 +45,9 @@ def slow_passer(delay: float) -> ScriptedBot:
     return ScriptedBot(respond, name="slow")
 
 
-def on_request(number: int, misbehave: Callable[[int], list[bytes | float]]) -> Callable[[dict[str, Any]], list[bytes | float]]:
+def on_request(
+    number: int, misbehave: Callable[[int], list[bytes | float]]
+) -> Callable[[dict[str, Any]], list[bytes | float]]:
     """Pass, except at this bot's ``number``-th request (from 1): ``misbehave(request id)``."""
     seen = 0
 
@@ -102,7 +104,7 @@ async def test_two_answers_in_one_write_are_a_protocol_error_at_the_request_they
 
 async def test_a_second_answer_arriving_later_is_caught_before_the_next_request() -> None:
     record = await play(on_request(1, lambda rid: [answer(rid), 0.01, answer(rid)]), delay=0.03)
-    seat, kind, reason, request = termination(record)
+    _seat, kind, reason, request = termination(record)
     assert (kind, request) == ("protocol", 5) and reason.startswith("a second answer to request 2")
 
 
@@ -137,7 +139,7 @@ async def test_log_lines_between_requests_stay_allowed_and_are_recorded(tmp_path
 async def test_a_400_digit_request_id_is_quoted_bounded() -> None:
     huge = int("9" * 400)
     record = await play(on_request(1, lambda rid: [line({"type": "action", "id": huge, "action": PASS})]))
-    seat, kind, reason, _ = termination(record)
+    _seat, kind, reason, _ = termination(record)
     assert kind == "protocol" and reason.startswith("answered request 99999")
     assert "(400 digits)" in reason and len(reason) < 200
 
@@ -146,8 +148,11 @@ async def test_a_400_digit_request_id_is_quoted_bounded() -> None:
     ("bad", "complaint"),
     [
         (b'{"type":"action","id":2,"action":%s}' % (b"[" * 1000 + b"]" * 1000), "nested 1001 levels deep"),
-        (b'{"type":"action","id":2,"action":{"type":"place","placements":%s}}' % (b"[{}" * 64 + b"]" * 64), "nested 67"),
-        (b'{"type":"log","message":"x","extra":%s}' % (b"{\"a\":" * 999 + b"1" + b"}" * 999), "nested 1000 levels deep"),
+        (
+            b'{"type":"action","id":2,"action":{"type":"place","placements":%s}}' % (b"[{}" * 64 + b"]" * 64),
+            "nested 67",
+        ),
+        (b'{"type":"log","message":"x","extra":%s}' % (b'{"a":' * 999 + b"1" + b"}" * 999), "nested 1000 levels deep"),
         (b"[" * 5000 + b"]" * 5000, "nested 5000 levels deep"),
         (b'{"type":"action","id":2,"action":{"type":"pl\xffce","placements":[]}}', "not UTF-8 (byte 44)"),
         (b'{"type":"action","id":2,"action":{"type":"place","placements":[],"x":"\xed\xa0\x80"}}', "not UTF-8"),

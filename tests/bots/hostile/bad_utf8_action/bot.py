@@ -14,5 +14,7 @@ for line in sys.stdin:
     if message["type"] == "start":
         send({"type": "ready", "name": "bad_utf8_action"})
     elif message["type"] == "request":
-        sys.stdout.buffer.write(b'{"type":"action","id":%d,"action":{"type":"pl\xffce","placements":[]}}\n' % message["id"])
+        sys.stdout.buffer.write(
+            b'{"type":"action","id":%d,"action":{"type":"pl\xffce","placements":[]}}\n' % message["id"]
+        )
         sys.stdout.buffer.flush()

@@ -27,10 +27,10 @@ for line in sys.stdin:
         send({"type": "ready", "name": "deep_nesting"})
     elif message["type"] == "request":
         if WHERE == "action":
-            sys.stdout.write('{"type":"action","id":%d,"action":%s}\n' % (message["id"], DEEP))
+            sys.stdout.write(f'{{"type":"action","id":{message["id"]},"action":{DEEP}}}\n')
         elif WHERE == "line":
             sys.stdout.write(DEEP + "\n")
         else:
-            sys.stdout.write('{"type":"log","message":"deep","note":%s}\n' % DEEP)
+            sys.stdout.write(f'{{"type":"log","message":"deep","note":{DEEP}}}\n')
             sys.stdout.write(json.dumps(answer(message)) + "\n")
         sys.stdout.flush()
