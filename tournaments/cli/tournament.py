@@ -162,9 +162,7 @@ def play_with_display(
 
     try:
         with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
-            run_tournament(
-                config, store, on_progress, executor=chosen, concurrency=concurrency, workers=workers
-            )
+            run_tournament(config, store, on_progress, executor=chosen, concurrency=concurrency, workers=workers)
         console.print()
     except BaseException as exc:
         if not console.is_terminal:
@@ -178,8 +176,7 @@ def play_with_display(
             raise
         done, total = store.counts()
         err_console.print(
-            f"interrupted: {done} of {total} games are recorded in {db}; "
-            "run the same command again to resume",
+            f"interrupted: {done} of {total} games are recorded in {db}; run the same command again to resume",
             highlight=False,
         )
         raise typer.Exit(130) from None
