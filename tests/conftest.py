@@ -45,11 +45,11 @@ def processes_in(folder: Path) -> list[int]:
 
 
 def workers_of(parent: int) -> list[int]:
-    """Pids of the live tournament worker processes (``tournaments.worker``) whose parent is ``parent``."""
+    """Pids of the live tournament worker processes (``tournaments.executors.processes``) whose parent is ``parent``."""
     found = []
     for pid, entry, fields in live_processes():
         try:
-            if fields[1] == str(parent) and b"tournaments.worker" in (entry / "cmdline").read_bytes():
+            if fields[1] == str(parent) and b"tournaments.executors.processes" in (entry / "cmdline").read_bytes():
                 found.append(pid)
         except OSError:
             continue

@@ -37,6 +37,10 @@ is wrong with it, before anything is started::
     processes = 128
     tmp_mb = 64                  # the private /tmp of the strict sandbox
 
+    [tournament.executor]        # who plays the games; docs/distributed.md
+    kind = "local"               # local (this machine) | dask (a Dask cluster)
+    scheduler = "tcp://HOST:8786"  # the Dask scheduler (--scheduler wins)
+
     [[entrant]]
     name = "greedy"
     bot = "../sample_bots/greedy_py"   # a folder with bot.toml, or a command line
@@ -74,7 +78,7 @@ from tournaments.sanity import (
 )
 from tournaments.schedule import tables_for_games_per_entrant, williams_design
 
-__all__ = ["ConfigProblems", "Entrant", "TournamentConfig", "load_tournament", "parse_tournament"]
+__all__ = ["ConfigProblems", "Entrant", "ExecutorSettings", "TournamentConfig", "load_tournament", "parse_tournament"]
 
 Format = Literal["round-robin", "gauntlet", "head-to-head"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "head-to-head")
@@ -101,6 +105,14 @@ class Entrant(msgspec.Struct, frozen=True, kw_only=True):
 
     name: str
     bot: BotSpec
+
+
+class ExecutorSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Who plays the games: this machine, or a Dask cluster (``[tournament.executor]``)."""
+
+    kind: Literal["local", "dask"] = "local"
+    scheduler: str | None = None
+    """The Dask scheduler's address, tcp://HOST:8786."""
 
 
 class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -135,10 +147,14 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Added to every deadline for the harness's own scheduling noise (referee-side; bots are not told)."""
     game_wall_ms: int = 0
     """A wall-clock limit on one whole game (0: none beyond the per-decision clocks)."""
+    executor: ExecutorSettings = ExecutorSettings()
+    """Where the games are played; not part of the fingerprint (a run may resume on another executor)."""
 
     def fingerprint(self) -> str:
         """A hash of what decides the schedule and the games, to refuse a mismatched resume."""
-        essentials = msgspec.structs.replace(self, concurrency=0, workers=0, replays=None, reuse_processes=True)
+        essentials = msgspec.structs.replace(
+            self, concurrency=0, workers=0, replays=None, reuse_processes=True, executor=ExecutorSettings()
+        )
         fields = msgspec.to_builtins(essentials)
         # Fields added after the first release count only when set, so a store
         # begun before they existed still resumes under the same settings.
@@ -148,14 +164,17 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
         return hashlib.sha256(msgspec.json.encode(fields)).hexdigest()[:16]
 
 
-_LATER_FIELDS: dict[str, object] = {"margin_ms": DEFAULT_MARGIN_MS, "game_wall_ms": 0}
+_LATER_FIELDS: dict[str, object] = {
+    "margin_ms": DEFAULT_MARGIN_MS, "game_wall_ms": 0, "executor": msgspec.to_builtins(ExecutorSettings())
+}  # fmt: skip
 
 
 _TOURNAMENT_KEYS = {
     "name", "game", "format", "table_size", "table_sizes", "games_per_entrant", "repetitions", "seed",
     "concurrency", "workers", "replays", "illegal_action", "variants", "time", "hero", "a", "b",
-    "elo0", "elo1", "alpha", "beta", "max_games", "reuse_processes", "sandbox", "limits",
+    "elo0", "elo1", "alpha", "beta", "max_games", "reuse_processes", "sandbox", "limits", "executor",
 }  # fmt: skip
+_EXECUTOR_KEYS = {"kind", "scheduler"}
 _TIME_KEYS = {"move_ms", "bank_ms", "startup_ms"}  # the bots' time control (protocol.messages.TimeControl)
 _HARNESS_TIME_KEYS = {"margin_ms", "game_wall_ms"}  # the referee's own, not sent to bots
 _LIMIT_KEYS = set(BotLimits.__struct_fields__)
@@ -409,6 +428,9 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             "give fewer games_per_entrant or repetitions (games_per_entrant picks balanced tables "
             "instead of every possible one)"
         )
+
+    executor = _parse_executor(get("executor", dict, {}), problems)
+
     if problems:
         raise ConfigProblems(source, problems)
     return TournamentConfig(
@@ -439,4 +461,20 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         limits=BotLimits(**limit_values),
         margin_ms=margin_ms,
         game_wall_ms=game_wall_ms,
+        executor=executor,
     )
+
+
+def _parse_executor(raw: dict[str, Any], problems: list[str]) -> ExecutorSettings:
+    """The ``[tournament.executor]`` table; its problems are added to ``problems``."""
+    for key in sorted(set(raw) - _EXECUTOR_KEYS):
+        problems.append(unknown_key(f"tournament.executor.{key}", key, _EXECUTOR_KEYS))
+    kind = raw.get("kind", "local")
+    if kind not in ("local", "dask"):
+        problems.append(f"tournament.executor.kind: {kind!r} is not local or dask")
+        kind = "local"
+    scheduler = raw.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        problems.append(f'tournament.executor.scheduler: expected an address like "tcp://HOST:8786", got {scheduler!r}')
+        scheduler = None
+    return ExecutorSettings(kind=kind, scheduler=scheduler)

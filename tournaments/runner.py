@@ -1,121 +1,76 @@
-"""Play a tournament's pending games: concurrently, on every core, resumably.
+"""Run a tournament: pending games -> an executor -> the store, resumably.
 
-Games run inside Trio referees: in this process when one worker is asked for,
-else in W worker processes (``tournaments.worker``) that take games over a pipe
-and send back match records, so every core referees. Whatever executes them,
-each finished game is written to the store in its own transaction, from a
-thread, so the referee's loop never waits on the disk.
+``run_tournament`` is the one call that plays a tournament (what the CLI
+calls): it stores the schedule (or finds it, on a resume), plays what is left
+with the chosen executor, stops a head-to-head test once it decides, and tells
+``on_progress`` what happens. ``run_pending`` is its core: it reads the pending
+games, hands them to the executor, and writes each outcome in its own
+transaction, in this process alone, from a thread so the loop never waits on
+the disk.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import subprocess
-import sys
-import traceback
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from collections.abc import Callable
+from functools import partial
+from typing import Literal
 
 import msgspec
 import trio
 
-from protocol.untrusted import bounded
-from referee.bots import BotBuildFailed, BotSpec, BotSpecError
-from referee.errors import BotCrashed
-from referee.games import UnknownGame
-from referee.games.base import UnknownVariant
-from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
-from referee.play import DeadBot, play_match, prepare_bots, save_stderr
-from referee.private import make_private_dirs
-from referee.process import signal_name
-from referee.replay import tournament_match_id
-from referee.sandbox import SandboxUnavailable
-from referee.settings import RefereeSettings
+from referee.match import MatchRecord
 from tournaments.config import TournamentConfig
-from tournaments.pool import WarmPool, open_pool
+from tournaments.executors.base import (
+    Executor,
+    GameDone,
+    GameFailed,
+    Outcome,
+    TournamentWork,
+    WorkerFailed,
+    harness_failure,
+)
+from tournaments.executors.inprocess import InProcessExecutor
+from tournaments.executors.processes import ProcessExecutor
+from tournaments.grow import Opened, open_tournament
+from tournaments.playing import play_scheduled, prepare_replays, replay_path, replays_folder, settings_for
+from tournaments.reports import head_to_head_test
 from tournaments.schedule import ScheduledGame
-from tournaments.store import Store, StoreError
+from tournaments.sprt import Sprt, pair_score
+from tournaments.store import Store
 
 __all__ = [
+    "DaskUnavailable",
+    "ExecutorChoiceError",
     "GameDone",
     "GameFailed",
-    "Job",
+    "RunStarted",
+    "SequentialStop",
     "WorkerFailed",
-    "WorkerSetup",
     "default_workers",
+    "executor_for",
     "harness_failure",
+    "local_executor",
     "play_scheduled",
     "prepare_replays",
     "replay_path",
     "replays_folder",
     "run_pending",
+    "run_tournament",
+    "settings_for",
 ]
 
 OnResult = Callable[[ScheduledGame, MatchRecord], None]
-OnFailure = Callable[["GameFailed"], None]
+OnFailure = Callable[[GameFailed], None]
 ShouldStop = Callable[[], bool]
 
 
-class WorkerFailed(RuntimeError):
-    """A worker process died or sent something unreadable."""
+class ExecutorChoiceError(ValueError):
+    """An executor asked for in a way that cannot work (a Dask executor without a scheduler address)."""
 
 
-class WorkerSetup(msgspec.Struct, tag="setup", tag_field="type", kw_only=True):
-    """The first line to a worker: what it plays and how."""
-
-    config: TournamentConfig
-    bots: list[BotSpec]
-    settings: RefereeSettings
-    concurrency: int
-    tournament: str
-    """The tournament's id (``Store.tournament_id``): it names the replays."""
-
-
-class Job(msgspec.Struct, tag="job", tag_field="type", kw_only=True):
-    """One game for a worker to play."""
-
-    game: ScheduledGame
-
-
-class GameDone(msgspec.Struct, tag="done", tag_field="type", kw_only=True):
-    """A worker's answer: the game and its record."""
-
-    game: ScheduledGame
-    record: MatchRecord
-
-
-class GameFailed(msgspec.Struct, tag="failed", tag_field="type", kw_only=True):
-    """A game the harness failed to referee: an unexpected exception (a bug of famiglia), with its traceback."""
-
-    game: ScheduledGame
-    error: str
-    traceback: str
-
-
-# Faults of the machine or of the tournament's setup: the same for every game,
-# so they stop the run (to be fixed and resumed) instead of costing each game.
-_STOPS_THE_RUN = (
-    OSError, MemoryError, StoreError, SandboxUnavailable, BotSpecError, BotBuildFailed, UnknownGame, UnknownVariant,
-)  # fmt: skip
-_MAX_TRACEBACK = 64 << 10
-
-
-def harness_failure(game: ScheduledGame, exc: Exception) -> GameFailed | None:
-    """``exc``, raised while refereeing ``game``, as that game's harness error; None if it must stop the run."""
-    if isinstance(exc, _STOPS_THE_RUN):
-        return None
-    if isinstance(exc, ExceptionGroup):
-        stops, _ = exc.split(_STOPS_THE_RUN)
-        if stops is not None:
-            return None
-    leaf: BaseException = exc
-    while isinstance(leaf, BaseExceptionGroup):
-        leaf = leaf.exceptions[0]
-    text = "".join(traceback.format_exception(exc))
-    if len(text) > _MAX_TRACEBACK:
-        text = text[: _MAX_TRACEBACK // 2] + "\n[... cut ...]\n" + text[-_MAX_TRACEBACK // 2 :]
-    return GameFailed(game=game, error=bounded(f"{type(leaf).__name__}: {leaf}", 300), traceback=text)
+class DaskUnavailable(ExecutorChoiceError):
+    """The Dask executor was asked for but the dask packages are not installed."""
 
 
 def default_workers() -> int:
@@ -126,108 +81,31 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def settings_for(config: TournamentConfig) -> RefereeSettings:
-    return RefereeSettings(
-        time=config.time,
-        illegal_action=config.illegal_action,
-        sandbox=config.sandbox,
-        limits=config.limits,
-        margin_ms=config.margin_ms,
-        game_wall_s=config.game_wall_ms / 1000,
-    )
+def local_executor(workers: int) -> Executor:
+    """This machine's executor: in this process for one worker, else that many worker processes."""
+    return InProcessExecutor() if workers <= 1 else ProcessExecutor(workers)
 
 
-def replays_folder(config: TournamentConfig, tournament: str) -> Path | None:
-    """Where a tournament's replays go: a folder of its own inside the file's ``replays`` folder.
-
-    Named by the tournament id, which is unique per store, so tournaments
-    that share a ``replays`` folder never write each other's files.
-    """
-    if config.replays is None:
-        return None
-    return Path(config.replays) / tournament
-
-
-def replay_path(config: TournamentConfig, tournament: str, game: ScheduledGame) -> Path | None:
-    folder = replays_folder(config, tournament)
-    return None if folder is None else folder / f"game-{game.index:06d}.jsonl"
-
-
-def prepare_replays(config: TournamentConfig, tournament: str, pending: list[ScheduledGame]) -> None:
-    """Make the tournament's replay folder (0700) and clear what a stopped run left of pending games.
-
-    A pending game has no result, so any file of it in this tournament's own
-    folder is from an attempt that did not finish: the game is played again
-    and writes it anew. Nothing of another tournament is touched.
-    """
-    folder = replays_folder(config, tournament)
-    if folder is None:
-        return
-    make_private_dirs(folder)
-    for game in pending:
-        path = replay_path(config, tournament, game)
-        assert path is not None
-        for leftover in (path, path.with_name(path.name + ".partial"), *folder.glob(f"{path.name}.seat*.stderr")):
-            leftover.unlink(missing_ok=True)
-
-
-async def play_scheduled(
-    config: TournamentConfig,
-    bots: list[BotSpec],
-    settings: RefereeSettings,
-    game: ScheduledGame,
-    pool: WarmPool | None = None,
-    *,
-    tournament: str,
-) -> MatchRecord:
-    """Play one scheduled game: the entrants of its seating, its deal seed.
-
-    ``tournament`` is the tournament's id: the match id and the replay's name
-    say which game of which tournament this is.
-
-    With a pool, the seats' processes are warm ones reused across games;
-    without, each game starts and stops its own.
-    """
-    spec = MatchSpec(
-        game=config.game, seed=game.seed, variants=config.variants, match=tournament_match_id(tournament, game.index)
-    )
-    seat_bots = [bots[e] for e in game.seating]
-    replay = replay_path(config, tournament, game)
-    if pool is None:
-        return await play_match(spec, seat_bots, settings, replay_path=replay)
-    channels: list[BotChannel] = [DeadBot("", BotCrashed("not started"))] * len(seat_bots)
-
-    async def take(seat: int) -> None:
-        channels[seat] = await pool.acquire(seat_bots[seat], deal=game.seed)
-
-    async def replace(seat: int) -> BotChannel | None:
-        old = channels[seat]
-        if not pool.was_reused(old):
-            return None
-        pool.discard(old)
-        channels[seat] = await pool.acquire(seat_bots[seat], fresh=True, deal=game.seed)
-        return channels[seat]
-
-    try:
-        # Start (or wake) the seats' processes together: cold starts overlap.
-        async with trio.open_nursery() as nursery:
-            for seat in range(len(seat_bots)):
-                nursery.start_soon(take, seat)
-        record = await run_match(
-            spec, channels, settings, replay_path=replay, commands=[b.command for b in seat_bots], replace=replace
+def executor_for(kind: str, *, workers: int, scheduler: str | None) -> Executor:
+    """The executor named ``kind`` (local or dask); ExecutorChoiceError for a choice that cannot work."""
+    if kind == "local":
+        return local_executor(workers)
+    if kind != "dask":
+        raise ExecutorChoiceError(f"--executor {kind!r}: choose local or dask")
+    if not scheduler:
+        raise ExecutorChoiceError(
+            "--executor dask needs the scheduler's address: --scheduler tcp://HOST:8786, "
+            'or scheduler = "tcp://HOST:8786" in [tournament.executor]'
         )
-        if replay is not None:
-            save_stderr(replay, channels)
-    except BaseException:
-        # A game that did not end normally may leave a process mid-conversation:
-        # none of them is handed to another game.
-        for channel in channels:
-            pool.discard(channel)
-        raise
-    finally:
-        for seat, channel in enumerate(channels):
-            pool.release(channel, seat_bots[seat])
-    return record
+    try:
+        from tournaments.executors.dask import DaskExecutor
+    except ImportError:
+        raise DaskUnavailable(
+            "the dask executor needs the dask packages; install them with: pip install 'famiglia[dask]'"
+        ) from None
+    executor = DaskExecutor(scheduler)
+    executor.check_reachable()
+    return executor
 
 
 async def run_pending(
@@ -235,176 +113,175 @@ async def run_pending(
     store: Store,
     *,
     concurrency: int,
-    workers: int,
+    workers: int = 1,
     on_result: OnResult,
     should_stop: ShouldStop = lambda: False,
     on_failure: OnFailure = lambda failure: None,
+    executor: Executor | None = None,
 ) -> int:
     """Play every game of the store's schedule that has no result yet; how many were played.
 
-    ``should_stop`` is asked before each game starts (a sequential test that has
-    decided); games already running finish and are recorded. A game that
-    raises an unexpected exception is recorded as a harness error
-    (``Store.record_harness_error``, then ``on_failure``) and the others go on;
-    faults of the machine or the setup (a full disk, a sandbox missing) stop the run.
+    ``executor`` plays them (default: ``local_executor(workers)``), with the
+    seat source chosen here once: warm processes when the tournament reuses
+    them, else a fresh process per game. ``should_stop`` is asked before each
+    game is handed out (a sequential test that has decided); games already
+    running finish and are recorded. A game that raised an unexpected
+    exception is recorded as a harness error (``Store.record_harness_error``,
+    then ``on_failure``) and the others go on; faults of the machine or the
+    setup (a full disk, a sandbox missing) stop the run. An outcome for a game
+    already recorded in this run is ignored: every game is recorded once.
     """
     pending = store.pending()
     if not pending or should_stop():
         return 0
-    settings = settings_for(config)
-    bots = prepare_bots([entrant.bot for entrant in config.entrants], settings)
     tournament = store.tournament_id()
     prepare_replays(config, tournament, pending)
+    work = TournamentWork(
+        config=config,
+        bots=[entrant.bot for entrant in config.entrants],
+        settings=settings_for(config),
+        tournament=tournament,
+        concurrency=max(1, concurrency),
+        warm=config.reuse_processes,
+    )
+    chosen = executor if executor is not None else local_executor(workers)
     write_lock = trio.Lock()
+    recorded: set[int] = set()
     played = 0
 
-    async def finished(game: ScheduledGame, record: MatchRecord) -> None:
+    async def report(outcome: Outcome) -> None:
         nonlocal played
         async with write_lock:
-            await trio.to_thread.run_sync(store.record, game, record)
-        played += 1
-        on_result(game, record)
+            if outcome.game.index in recorded:
+                return
+            if isinstance(outcome, GameDone):
+                await trio.to_thread.run_sync(store.record, outcome.game, outcome.record)
+            else:
+                await trio.to_thread.run_sync(
+                    store.record_harness_error, outcome.game, outcome.error, outcome.traceback
+                )
+            recorded.add(outcome.game.index)
+        if isinstance(outcome, GameDone):
+            played += 1
+            on_result(outcome.game, outcome.record)
+        else:
+            on_failure(outcome)
 
-    async def failed(failure: GameFailed) -> None:
-        async with write_lock:
-            await trio.to_thread.run_sync(store.record_harness_error, failure.game, failure.error, failure.traceback)
-        on_failure(failure)
-
-    jobs_in, jobs_out = trio.open_memory_channel[ScheduledGame](0)
+    games_in, games_out = trio.open_memory_channel[ScheduledGame](0)
 
     async def feed() -> None:
-        async with jobs_in:
+        async with games_in:
             for game in pending:
                 if should_stop():
                     break
-                await jobs_in.send(game)
+                try:
+                    await games_in.send(game)
+                except trio.BrokenResourceError:  # the executor stopped taking games
+                    break
 
-    async with open_pool(settings) as pool, trio.open_nursery() as nursery:
+    async with trio.open_nursery() as nursery:
         nursery.start_soon(feed)
-        if workers <= 1:
-            warm = pool if config.reuse_processes else None
-            for _ in range(concurrency):
-                nursery.start_soon(
-                    _play_from, jobs_out.clone(), config, bots, settings, warm, tournament, finished, failed
-                )
-        else:
-            per_worker = max(1, math.ceil(concurrency / workers))
-            setup = WorkerSetup(
-                config=config, bots=bots, settings=settings, concurrency=per_worker, tournament=tournament
-            )
-            for _ in range(workers):
-                nursery.start_soon(_drive_worker, jobs_out.clone(), setup, finished, failed)
-        await jobs_out.aclose()
+        await chosen.run(work, games_out, report)
     return played
 
 
-async def _play_from(
-    jobs: trio.MemoryReceiveChannel[ScheduledGame],
+class SequentialStop:
+    """For a head-to-head: feed finished pairs to the SPRT in order; stop once it decides.
+
+    Lives with the runner, not the CLI, so every executor stops the same way.
+    """
+
+    def __init__(self, config: TournamentConfig, store: Store) -> None:
+        found = head_to_head_test(store)
+        self.test: Sprt | None = found[0] if found is not None else None
+        self.next_pair = found[1] if found is not None else 0
+        names = [e.name for e in config.entrants]
+        self.heroes = (names.index(config.a or names[0]), names.index(config.b or names[0]))
+        self.ranks: dict[int, int] = {}  # game index -> rank of the entrant under test
+
+    def should_stop(self) -> bool:
+        return self.test is not None and self.test.decision() != "continue"
+
+    def feed(self, game: ScheduledGame, record: MatchRecord) -> None:
+        if self.test is None:
+            return
+        hero = self.heroes[game.index % 2]
+        self.ranks[game.index] = record.result.ranks[game.seating.index(hero)]
+        # Results arrive out of order under concurrency; the test reads pairs in order.
+        while 2 * self.next_pair in self.ranks and 2 * self.next_pair + 1 in self.ranks:
+            first, second = self.ranks.pop(2 * self.next_pair), self.ranks.pop(2 * self.next_pair + 1)
+            self.test.update(pair_score(first, second))
+            self.next_pair += 1
+
+
+class RunStarted(msgspec.Struct, frozen=True, kw_only=True):
+    """The first progress event of a run: begun, resumed or grown, and how much is already recorded."""
+
+    how: Literal["begun", "resumed", "grown"]
+    new_entrants: list[str] = []
+    """Entrants a grown tournament gained."""
+    new_games: int = 0
+    """Games a grown tournament gained."""
+    done: int
+    """Games with a result."""
+    errors: int
+    """Games recorded as harness errors (not played again)."""
+    total: int
+
+
+Progress = RunStarted | GameDone | GameFailed
+OnProgress = Callable[[Progress], None]
+
+
+def run_tournament(
     config: TournamentConfig,
-    bots: list[BotSpec],
-    settings: RefereeSettings,
-    pool: WarmPool | None,
-    tournament: str,
-    finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
-    failed: Callable[[GameFailed], Awaitable[None]],
-) -> None:
-    async with jobs:
-        async for game in jobs:
-            try:
-                record = await play_scheduled(config, bots, settings, game, pool, tournament=tournament)
-            except Exception as exc:
-                if (failure := harness_failure(game, exc)) is None:
-                    raise
-                await failed(failure)
-                continue
-            await finished(game, record)
+    store: Store,
+    on_progress: OnProgress = lambda event: None,
+    *,
+    executor: Executor | None = None,
+    concurrency: int | None = None,
+    workers: int | None = None,
+    opened: Opened | None = None,
+) -> int:
+    """Play a tournament in ``store`` to its end (new, resumed or grown); how many games this run played.
 
+    Stores the schedule (dealt with the store's key) unless it is there,
+    then plays the pending games with ``executor`` (default: this machine's,
+    with ``workers`` processes, default the file's or one per core). A
+    head-to-head test stops handing out games once its sequential test
+    decides. ``on_progress`` hears ``RunStarted`` once, then each outcome as
+    it is recorded. Raises StoreError/ValueError for what the caller must fix,
+    WorkerFailed when the executor cannot go on (resumable), and lets Ctrl-C
+    through after the games already finished are recorded.
+    """
+    # Begin, resume or grow the store (tournaments.grow); ``opened`` when the
+    # caller did that already. Its config has the entrants in the store's order.
+    opened = opened if opened is not None else open_tournament(store, config)
+    config = opened.config
+    done, total = store.counts()
+    errors = len(store.harness_errors())
+    on_progress(
+        RunStarted(how=opened.how, new_entrants=opened.new_entrants, new_games=opened.new_games, done=done,
+                   errors=errors, total=total)
+    )  # fmt: skip
+    workers = workers if workers is not None else (config.workers or default_workers())
+    concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
+    sequential = SequentialStop(config, store)
 
-_encoder = msgspec.json.Encoder()
-_done_decoder = msgspec.json.Decoder(GameDone | GameFailed)
+    def on_result(game: ScheduledGame, record: MatchRecord) -> None:
+        sequential.feed(game, record)
+        on_progress(GameDone(game=game, record=record))
 
-
-async def _drive_worker(
-    jobs: trio.MemoryReceiveChannel[ScheduledGame],
-    setup: WorkerSetup,
-    finished: Callable[[ScheduledGame, MatchRecord], Awaitable[None]],
-    failed: Callable[[GameFailed], Awaitable[None]],
-) -> None:
-    """Keep one worker process busy with up to ``setup.concurrency`` games."""
-    from protocol.codec import LineReader, StreamClosed
-
-    slots = trio.Semaphore(setup.concurrency)
-    in_flight = 0
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "tournaments.worker"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+    return trio.run(
+        partial(
+            run_pending,
+            config,
+            store,
+            concurrency=concurrency,
+            workers=workers,
+            on_result=on_result,
+            should_stop=sequential.should_stop,
+            on_failure=on_progress,
+            executor=executor if executor is not None else local_executor(workers),
+        )
     )
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-    try:
-        await stdin.send_all(_encoder.encode(setup) + b"\n")
-
-        async def send_jobs() -> None:
-            nonlocal in_flight
-            async with jobs:
-                while True:
-                    await slots.acquire()
-                    try:
-                        game = await jobs.receive()
-                    except trio.EndOfChannel:
-                        slots.release()
-                        break
-                    in_flight += 1
-                    await stdin.send_all(_encoder.encode(Job(game=game)) + b"\n")
-            # Wait for the answers, then tell the worker there is no more work.
-            for _ in range(setup.concurrency):
-                await slots.acquire()
-            await stdin.aclose()
-
-        async def read_results() -> None:
-            nonlocal in_flight
-            reader = LineReader(stdout, 64 << 20)
-            while True:
-                try:
-                    line = await reader.readline()
-                except StreamClosed:
-                    if in_flight:
-                        how = await _how_it_ended(process)
-                        raise WorkerFailed(f"a worker process {how} with {in_flight} games unfinished") from None
-                    return
-                try:
-                    done = _done_decoder.decode(line)
-                except msgspec.DecodeError as exc:
-                    raise WorkerFailed(f"a worker sent an unreadable line: {exc}") from None
-                in_flight -= 1
-                if isinstance(done, GameFailed):
-                    await failed(done)
-                else:
-                    await finished(done.game, done.record)
-                slots.release()
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(send_jobs)
-            nursery.start_soon(read_results)
-    finally:
-        with trio.CancelScope(shield=True):
-            # Closing its stdin makes a worker cancel its games and stop its bots.
-            await stdin.aclose()
-            with trio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-
-
-async def _how_it_ended(process: trio.Process) -> str:
-    """How a worker whose output closed ended: its exit code or signal, if it exits within a second."""
-    with trio.move_on_after(1):
-        await process.wait()
-    code = process.returncode
-    if code is None:
-        return "stopped answering"
-    if code < 0:
-        return f"was killed by {signal_name(-code)}"
-    return f"exited with code {code}"

@@ -32,7 +32,7 @@ def test_a_bad_tournament_file_lists_every_problem_one_line_each(tmp_path: Path)
     path = tmp_path / "bad.toml"
     path.write_text(
         '[tournament]\ngame = "chess"\nformat = "swiss"\ntable_size = 9\nspeed = 3\n'
-        '[tournament.time]\nmove_ms = -5\n'
+        "[tournament.time]\nmove_ms = -5\n"
         '[[entrant]]\nname = "a"\nbot = "no/such/folder-or-command"\n'
         '[[entrant]]\nname = "a"\nbot = "python3 x.py"\n'
     )
@@ -48,7 +48,9 @@ def test_a_bad_tournament_file_lists_every_problem_one_line_each(tmp_path: Path)
 
 
 def test_a_bad_variant_and_a_table_too_big_for_the_game_are_reported(tmp_path: Path) -> None:
-    path = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 6\n[tournament.variants]\ncontrol = "x"\n', 6)
+    path = write_toml(
+        tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 6\n[tournament.variants]\ncontrol = "x"\n', 6
+    )
     with pytest.raises(ConfigProblems) as caught:
         load_tournament(path)
     text = str(caught.value)
@@ -148,8 +150,21 @@ def _wait_while_running(runner: subprocess.Popen[str], db: Path, results: int, *
 def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
     toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 9\nconcurrency = 2\n', 4)
     db = tmp_path / "t.sqlite"
-    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
-    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "tournaments.cli",
+        "tournament",
+        "run",
+        str(toml),
+        "--db",
+        str(db),
+        "--workers",
+        "1",
+    ]
+    runner = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     _wait_while_running(runner, db, 3)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
@@ -227,8 +242,21 @@ def test_a_worker_killed_midway_stops_the_run_in_one_line_and_the_rerun_loses_no
 def test_ctrl_c_stops_cleanly_says_how_to_resume_and_leaves_no_bot(tmp_path: Path) -> None:
     toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 8\nconcurrency = 2\n', 4)
     db = tmp_path / "t.sqlite"
-    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
-    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "tournaments.cli",
+        "tournament",
+        "run",
+        str(toml),
+        "--db",
+        str(db),
+        "--workers",
+        "1",
+    ]
+    runner = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     _wait_while_running(runner, db, 2)
     runner.send_signal(signal.SIGINT)
     _, stderr = runner.communicate(timeout=30)
@@ -242,8 +270,21 @@ def test_ctrl_c_in_a_terminal_with_workers_prints_only_the_resume_line(tmp_path:
     # A terminal sends SIGINT to the whole process group: the runner and its workers.
     toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 5\nrepetitions = 3\n', 4)
     db = tmp_path / "t.sqlite"
-    command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db), "--workers", "2"]
-    runner = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "tournaments.cli",
+        "tournament",
+        "run",
+        str(toml),
+        "--db",
+        str(db),
+        "--workers",
+        "2",
+    ]
+    runner = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     _wait_while_running(runner, db, 2, workers=True)
     os.killpg(runner.pid, signal.SIGINT)
     _, stderr = runner.communicate(timeout=30)
@@ -251,3 +292,19 @@ def test_ctrl_c_in_a_terminal_with_workers_prints_only_the_resume_line(tmp_path:
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), stderr
     assert wait_until_gone(TEST_BOTS / "passer") == [] and workers_of(runner.pid) == []
+
+
+def test_a_resume_clears_the_leftovers_of_pending_games_only(tmp_path: Path) -> None:
+    from tournaments.playing import prepare_replays, replays_folder
+
+    config = load_tournament(write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nreplays = "r"\n'))
+    schedule = build_schedule(config)
+    folder = replays_folder(config, "t-1")
+    assert folder is not None
+    folder.mkdir(parents=True)
+    pending = ["game-000000.jsonl", "game-000000.jsonl.partial", "game-000000.jsonl.seat2.stderr"]
+    kept = ["game-000001.jsonl", "game-000001.jsonl.seat0.stderr", "game-0000001.jsonl", "notes.txt"]
+    for name in pending + kept:
+        (folder / name).write_text("x")
+    prepare_replays(config, "t-1", [schedule[0]])
+    assert sorted(p.name for p in folder.iterdir()) == sorted(kept)

@@ -5,11 +5,9 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import time
-from functools import partial
 from pathlib import Path
 from typing import Annotated
 
-import trio
 import typer
 from rich.console import Group
 from rich.live import Live
@@ -25,14 +23,14 @@ from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
 from tournaments.grow import open_tournament
 from tournaments.ratings import LiveRatings, RatedGame
-from tournaments.reports import head_to_head_test, standings
-from tournaments.runner import GameFailed, WorkerFailed, default_workers, run_pending
+from tournaments.reports import standings
+from tournaments.runner import GameDone, RunStarted, WorkerFailed, default_workers, executor_for, run_tournament
+from tournaments.runner import Progress as RunProgress
 from tournaments.sanity import MAX_CONCURRENCY, MAX_WORKERS, count_problem, file_target_problem, folder_problem
 from tournaments.schedule import ScheduledGame
-from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
 
-__all__ = ["app", "demo", "run_tournament"]
+__all__ = ["app", "demo", "play_with_display"]
 
 app = typer.Typer(help="Run tournaments described in TOML files.", no_args_is_help=True)
 
@@ -59,32 +57,6 @@ class LiveTop:
         for place, (entrant, ordinal) in enumerate(self.ratings.top(self.size), start=1):
             table.add_row(str(place), self.names[entrant], f"{ordinal:.2f}")
         return table
-
-
-class SequentialStop:
-    """For a head-to-head: feed finished pairs to the SPRT in order; stop once it decides."""
-
-    def __init__(self, config: TournamentConfig, store: Store) -> None:
-        found = head_to_head_test(store)
-        self.test: Sprt | None = found[0] if found is not None else None
-        self.next_pair = found[1] if found is not None else 0
-        names = [e.name for e in config.entrants]
-        self.heroes = (names.index(config.a or names[0]), names.index(config.b or names[0]))
-        self.ranks: dict[int, int] = {}  # game index -> rank of the entrant under test
-
-    def should_stop(self) -> bool:
-        return self.test is not None and self.test.decision() != "continue"
-
-    def feed(self, game: ScheduledGame, record: MatchRecord) -> None:
-        if self.test is None:
-            return
-        hero = self.heroes[game.index % 2]
-        self.ranks[game.index] = record.result.ranks[game.seating.index(hero)]
-        # Results arrive out of order under concurrency; the test reads pairs in order.
-        while 2 * self.next_pair in self.ranks and 2 * self.next_pair + 1 in self.ranks:
-            first, second = self.ranks.pop(2 * self.next_pair), self.ranks.pop(2 * self.next_pair + 1)
-            self.test.update(pair_score(first, second))
-            self.next_pair += 1
 
 
 def worker_failure(exc: BaseException) -> WorkerFailed | None:
@@ -128,22 +100,28 @@ def forget_new_store(db: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def run_tournament(
+def play_with_display(
     config: TournamentConfig,
     db: Path,
     *,
     concurrency: int | None,
     workers: int | None,
     deals_from: Path | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
 ) -> Store:
-    """Create or resume the tournament in ``db`` and play what is left, with a live display.
+    """Create, resume or grow the tournament in ``db`` and play what is left, with a live display.
 
-    ``deals_from``: another results file whose deal key this tournament uses,
-    so the same tournament seed deals the same games as there.
+    ``runner.run_tournament`` does the work; this shows it. ``deals_from``:
+    another results file whose deal key this tournament uses, so the same
+    tournament seed deals the same games as there. ``executor``: local (this
+    machine) or dask (the cluster whose scheduler is at ``scheduler``).
     """
     if (problem := file_target_problem(db)) is not None:
         fail(f"--db {db}: {problem}")
+    workers = workers if workers is not None else (config.workers or default_workers())
     with user_errors():
+        chosen = executor_for(executor, workers=workers, scheduler=scheduler)
         check_tournament_capacity(config, concurrency, workers)  # before the store is touched
     made_here = not db.exists()
     try:
@@ -167,26 +145,6 @@ def run_tournament(
             markup=False,
             soft_wrap=True,
         )
-    done, total = store.counts()
-    errors = len(store.harness_errors())
-    workers = workers if workers is not None else (config.workers or default_workers())
-    concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
-    if opened.how == "begun":
-        console.print(f"{config.name!r}: {total} games; results database: {db}", highlight=False)
-    elif opened.how == "grown":
-        added = f"new entrants {', '.join(opened.new_entrants)}; " if opened.new_entrants else ""
-        console.print(
-            f"growing {config.name!r}: {added}{opened.new_games} new games; {done} of {total} games "
-            f"already recorded in {db} (kept and counted)",
-            highlight=False,
-        )
-    else:
-        console.print(
-            f"resuming {config.name!r}: {done + errors} of {total} games already recorded in {db}"
-            + (f" ({errors} of them harness errors, not played again)" if errors else ""),
-            highlight=False,
-        )
-    console.print(f"sandbox: {config.sandbox} ({sandbox_summary(config.sandbox)})", highlight=False)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -195,41 +153,49 @@ def run_tournament(
         TimeRemainingColumn(),
         console=console,
     )
-    task = progress.add_task(config.name, total=total, completed=done + errors, rate=0.0)
+    task = progress.add_task(config.name, total=None, completed=0, rate=0.0)
     top = LiveTop([e.name for e in config.entrants])
     for played in store.finished():
         top.ratings.update(RatedGame(seating=[s.entrant for s in played.seats], ranks=[s.rank for s in played.seats]))
-    sequential = SequentialStop(config, store)
     began = time.monotonic()
     played_now = 0
 
-    def on_result(game: ScheduledGame, record: MatchRecord) -> None:
+    def on_progress(event: RunProgress) -> None:
         nonlocal played_now
-        played_now += 1
-        top.update(game, record)
-        sequential.feed(game, record)
-        progress.update(task, advance=1, rate=played_now / max(1e-9, time.monotonic() - began))
-
-    def on_failure(failure: GameFailed) -> None:
-        progress.update(task, advance=1)
-        progress.console.print(
-            f"game {failure.game.index}: harness error (recorded, not rated): {failure.error}",
-            highlight=False, markup=False,
-        )  # fmt: skip
+        if isinstance(event, RunStarted):
+            recorded = event.done + event.errors
+            if event.how == "begun":
+                console.print(f"{config.name!r}: {event.total} games; results database: {db}", highlight=False)
+            elif event.how == "grown":
+                added = f"new entrants {', '.join(event.new_entrants)}; " if event.new_entrants else ""
+                console.print(
+                    f"growing {config.name!r}: {added}{event.new_games} new games; {event.done} of {event.total} "
+                    f"games already recorded in {db} (kept and counted)",
+                    highlight=False,
+                )
+            else:
+                console.print(
+                    f"resuming {config.name!r}: {recorded} of {event.total} games already recorded in {db}"
+                    + (f" ({event.errors} of them harness errors, not played again)" if event.errors else ""),
+                    highlight=False,
+                )
+            console.print(f"sandbox: {config.sandbox} ({sandbox_summary(config.sandbox)})", highlight=False)
+            progress.update(task, total=event.total, completed=recorded)
+        elif isinstance(event, GameDone):
+            played_now += 1
+            top.update(event.game, event.record)
+            progress.update(task, advance=1, rate=played_now / max(1e-9, time.monotonic() - began))
+        else:
+            progress.update(task, advance=1)
+            progress.console.print(
+                f"game {event.game.index}: harness error (recorded, not rated): {event.error}",
+                highlight=False, markup=False,
+            )  # fmt: skip
 
     try:
         with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
-            trio.run(
-                partial(
-                    run_pending,
-                    config,
-                    store,
-                    concurrency=concurrency,
-                    workers=workers,
-                    on_result=on_result,
-                    should_stop=sequential.should_stop,
-                    on_failure=on_failure,
-                )
+            run_tournament(
+                config, store, on_progress, executor=chosen, concurrency=concurrency, workers=workers, opened=opened
             )
         console.print()
     except BaseException as exc:
@@ -279,6 +245,13 @@ def run(
     db: Annotated[Path | None, typer.Option(help="results database (default: FILE with .sqlite)")] = None,
     concurrency: Annotated[int | None, typer.Option(help="games at once in all (default: the file's)")] = None,
     workers: Annotated[int | None, typer.Option(help="referee processes (default: one per core)")] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(help="local (this machine, the default) or dask (a Dask cluster; needs --scheduler)"),
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="the Dask scheduler's address, tcp://HOST:8786 (default: the file's)")
+    ] = None,
     deals_from: Annotated[
         Path | None,
         typer.Option(help="another results file whose deals to repeat (same seed, same deals); new --db only"),
@@ -297,7 +270,10 @@ def run(
             err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
     db = db or file.with_suffix(".sqlite")
-    store = run_tournament(config, db, concurrency=concurrency, workers=workers, deals_from=deals_from)
+    store = play_with_display(
+        config, db, concurrency=concurrency, workers=workers, deals_from=deals_from,
+        executor=executor or config.executor.kind, scheduler=scheduler or config.executor.scheduler,
+    )  # fmt: skip
     print_standings(standings(store))
     exit_on_harness_errors(store, db)
 
@@ -370,7 +346,7 @@ def demo(
     shutil.rmtree(folder / "demo-replays", ignore_errors=True)
     with user_errors():
         config = demo_config(folder)
-    store = run_tournament(config, db, concurrency=None, workers=workers)
+    store = play_with_display(config, db, concurrency=None, workers=workers)
     print_standings(standings(store))
     console.print(f"results: {db}  replays: {folder / 'demo-replays'}", highlight=False)
     console.print(f"as a web page: famiglia report --db {db}", highlight=False)

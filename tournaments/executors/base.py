@@ -1,0 +1,116 @@
+"""The executor interface and the values every executor hands back.
+
+An executor receives games on a channel and reports one outcome per game it
+was given: ``GameDone`` (a result and its record) or ``GameFailed`` (the
+harness failed to referee it: a bug of famiglia, recorded as that game's
+harness error). It never writes the store: ``tournaments.runner.run_pending``
+does, in the host process alone. Awaiting ``report`` is the executor's back
+pressure: it returns once the outcome is written.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import msgspec
+import trio
+
+from protocol.untrusted import bounded
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError
+from referee.games import UnknownGame
+from referee.games.base import UnknownVariant
+from referee.match import MatchRecord
+from referee.sandbox import SandboxUnavailable
+from referee.settings import RefereeSettings
+from tournaments.config import TournamentConfig
+from tournaments.schedule import ScheduledGame
+from tournaments.store import StoreError
+
+__all__ = [
+    "Executor",
+    "GameDone",
+    "GameFailed",
+    "Outcome",
+    "Report",
+    "TournamentWork",
+    "WorkerFailed",
+    "harness_failure",
+]
+
+
+class WorkerFailed(RuntimeError):
+    """The executor cannot go on (a worker process died, a cluster was lost); the run stops, resumable."""
+
+
+class GameDone(msgspec.Struct, tag="done", tag_field="type", kw_only=True):
+    """A finished game and its record."""
+
+    game: ScheduledGame
+    record: MatchRecord
+
+
+class GameFailed(msgspec.Struct, tag="failed", tag_field="type", kw_only=True):
+    """A game the harness failed to referee: an unexpected exception (a bug of famiglia), with its traceback."""
+
+    game: ScheduledGame
+    error: str
+    traceback: str
+
+
+Outcome = GameDone | GameFailed
+Report = Callable[[Outcome], Awaitable[None]]
+
+
+class TournamentWork(msgspec.Struct, frozen=True, kw_only=True):
+    """What every game of one run shares: the tournament, its bots, how they are refereed."""
+
+    config: TournamentConfig
+    bots: list[BotSpec]
+    """The entrants' bots, in entrant order, as the tournament file gives them (not built yet)."""
+    settings: RefereeSettings
+    tournament: str
+    """The tournament's id (``Store.tournament_id``): it names the replays and the match ids."""
+    concurrency: int
+    """Games at once, in all."""
+    warm: bool
+    """The seat source, chosen once: warm processes kept across games, or a fresh process per game."""
+
+    @property
+    def max_games_per_process(self) -> int:
+        """For ``tournaments.pool.open_pool``: 0 keeps processes warm without limit, 1 is a cold start per game."""
+        return 0 if self.warm else 1
+
+
+class Executor(Protocol):
+    """Plays the games it receives, reporting each one's outcome once."""
+
+    async def run(
+        self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report
+    ) -> None: ...
+
+
+# Faults of the machine or of the tournament's setup: the same for every game,
+# so they stop the run (to be fixed and resumed) instead of costing each game.
+STOPS_THE_RUN = (
+    OSError, MemoryError, StoreError, SandboxUnavailable, BotSpecError, BotBuildFailed, UnknownGame, UnknownVariant,
+)  # fmt: skip
+_MAX_TRACEBACK = 64 << 10
+
+
+def harness_failure(game: ScheduledGame, exc: Exception) -> GameFailed | None:
+    """``exc``, raised while refereeing ``game``, as that game's harness error; None if it must stop the run."""
+    if isinstance(exc, STOPS_THE_RUN):
+        return None
+    if isinstance(exc, ExceptionGroup):
+        stops, _ = exc.split(STOPS_THE_RUN)
+        if stops is not None:
+            return None
+    leaf: BaseException = exc
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    text = "".join(traceback.format_exception(exc))
+    if len(text) > _MAX_TRACEBACK:
+        text = text[: _MAX_TRACEBACK // 2] + "\n[... cut ...]\n" + text[-_MAX_TRACEBACK // 2 :]
+    return GameFailed(game=game, error=bounded(f"{type(leaf).__name__}: {leaf}", 300), traceback=text)

@@ -1,0 +1,195 @@
+"""The worker side of the Dask executor: a referee that lives as long as the Dask worker process.
+
+The host registers a ``TournamentPlugin`` with the cluster. Dask runs its
+``setup`` on every worker that has joined or joins later (a worker restarted
+after a crash included), and its ``teardown`` when the host unregisters it or
+the worker closes. ``setup`` starts one Trio loop in a thread of its own
+(``WorkerReferee``); that loop owns the pool of bot processes, so warm
+processes are kept across games, and it spawns every bot, so the bots'
+parent-death signal fires only when that thread, or the whole worker, ends.
+
+Each game is a Dask task, ``play_game``: it runs in one of the worker's task
+threads and blocks on the Trio loop while the game is refereed there, so the
+clocks are measured on the worker, next to the bots. The answer goes back as
+bytes: the outcome and the replay's files, which the host writes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import msgspec
+import trio
+from distributed import WorkerPlugin, get_worker
+
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError
+from referee.errors import BotCrashed, BotError
+from tournaments.executors.base import GameDone, GameFailed, TournamentWork, harness_failure
+from tournaments.executors.bot_packages import ShippedBot, ready_on_worker
+from tournaments.playing import play_scheduled, replay_path
+from tournaments.pool import WarmPool, open_pool
+from tournaments.schedule import ScheduledGame
+
+__all__ = ["DaskAnswer", "DaskSetup", "TournamentPlugin", "play_game"]
+
+
+class DaskSetup(msgspec.Struct, frozen=True, kw_only=True):
+    """What the host tells every worker once: the tournament's work and how each entrant reaches the worker."""
+
+    work: TournamentWork
+    entrants: list[ShippedBot]
+
+
+class DaskAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """A worker's answer for one game: its outcome and the files of its replay (name -> bytes)."""
+
+    outcome: GameDone | GameFailed
+    files: dict[str, bytes] = {}
+    worker: str = ""
+
+
+_answer_encoder = msgspec.msgpack.Encoder()
+
+
+class WorkerReferee:
+    """A Trio loop in a thread of its own, with the worker's bot pool; games are run in it from task threads."""
+
+    def __init__(self, setup: DaskSetup, packages: dict[str, bytes], address: str) -> None:
+        self.setup = setup
+        self.packages = packages
+        self.address = address
+        self.scratch = Path(tempfile.mkdtemp(prefix="famiglia-replays-"))  # 0700: the host's alone
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._stop: trio.Event | None = None
+        self._ready = threading.Event()
+        self._pool: WarmPool | None = None
+        self._bots: dict[int, BotSpec | BotError] = {}
+        self._preparing: dict[int, trio.Lock] = {}
+        self._thread = threading.Thread(target=trio.run, args=(self._main,), name="famiglia-referee", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait()
+
+    def stop(self) -> None:
+        """Stop every game and bot process of this worker, and wait for it (a few seconds at most)."""
+        if self._token is not None and self._stop is not None:
+            try:
+                trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
+            except trio.RunFinishedError:
+                pass
+        self._thread.join(timeout=15)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    async def _main(self) -> None:
+        work = self.setup.work
+        self._token = trio.lowlevel.current_trio_token()
+        self._stop = trio.Event()
+        async with open_pool(work.settings, max_games=work.max_games_per_process) as pool:
+            self._pool = pool
+            self._ready.set()
+            await self._stop.wait()
+
+    def play(self, game: ScheduledGame) -> bytes:
+        """Referee ``game`` on this worker's loop (blocks this task thread); the answer as msgpack bytes."""
+        assert self._token is not None
+        answer: DaskAnswer = trio.from_thread.run(self._play, game, trio_token=self._token)
+        return _answer_encoder.encode(answer)
+
+    async def _play(self, game: ScheduledGame) -> DaskAnswer:
+        work = self.setup.work
+        assert self._pool is not None
+        host_replay = replay_path(work.config, work.tournament, game)
+        local = None if host_replay is None else self.scratch / host_replay.name
+        if local is not None:
+            _clear(local)
+        try:
+            specs, unavailable = await self._seats(game)
+            record = await play_scheduled(
+                work.config, specs, work.settings, game, self._pool, tournament=work.tournament,
+                replay=local, unavailable=unavailable,
+            )  # fmt: skip
+        except Exception as exc:
+            # A harness bug costs this game only; a fault of this machine is the task's error.
+            if (failure := harness_failure(game, exc)) is None:
+                raise
+            if local is not None:
+                _clear(local)
+            return DaskAnswer(outcome=failure, worker=self.address)
+        files: dict[str, bytes] = {}
+        if local is not None:
+            for path in [local, *sorted(local.parent.glob(f"{local.name}.seat*.stderr"))]:
+                if path.is_file():
+                    files[path.name] = path.read_bytes()
+            _clear(local)
+        return DaskAnswer(outcome=GameDone(game=game, record=record), files=files, worker=self.address)
+
+    async def _seats(self, game: ScheduledGame) -> tuple[list[BotSpec], dict[int, BotError]]:
+        """Every entrant's spec (placeholders for the ones not at this table) and the ones that cannot start here."""
+        specs = [shipped.spec for shipped in self.setup.entrants]
+        unavailable: dict[int, BotError] = {}
+        for entrant in set(game.seating):
+            ready = await self._bot(entrant)
+            if isinstance(ready, BotError):
+                unavailable[entrant] = ready
+            else:
+                specs[entrant] = ready
+        return specs, unavailable
+
+    async def _bot(self, entrant: int) -> BotSpec | BotError:
+        """The entrant's bot ready on this worker (unpacked and built once), or why it cannot start here."""
+        lock = self._preparing.setdefault(entrant, trio.Lock())
+        async with lock:
+            if entrant not in self._bots:
+                shipped = self.setup.entrants[entrant]
+                package = None if shipped.package is None else self.packages.get(shipped.package)
+                try:
+                    self._bots[entrant] = await trio.to_thread.run_sync(
+                        ready_on_worker, shipped, package, self.setup.work.settings
+                    )
+                except (BotSpecError, BotBuildFailed) as exc:
+                    self._bots[entrant] = BotCrashed(f"cannot start on Dask worker {self.address}: {exc}")
+            return self._bots[entrant]
+
+
+def _clear(replay: Path) -> None:
+    for leftover in (replay, replay.with_name(replay.name + ".partial"), *replay.parent.glob(f"{replay.name}.seat*")):
+        leftover.unlink(missing_ok=True)
+
+
+class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is not type-checked
+    """Registered by the host under the tournament's name: one ``WorkerReferee`` per Dask worker process."""
+
+    def __init__(self, setup: bytes, packages: dict[str, bytes]) -> None:
+        self.encoded_setup = setup
+        self.packages = packages
+        self.referee: WorkerReferee | None = None
+
+    def setup(self, worker: object) -> None:
+        # Dask's statistical profiler samples every thread's stack every 10 ms,
+        # the referee's included, and holds the GIL while it does: refereeing
+        # ran about 40% slower with it (bench/distributed.py). A worker that
+        # plays games has no use for it.
+        callbacks = getattr(worker, "periodic_callbacks", {})
+        for name in ("profile", "profile-cycle"):
+            if name in callbacks:
+                callbacks[name].stop()
+        address = str(getattr(worker, "address", "?"))
+        self.referee = WorkerReferee(msgspec.msgpack.decode(self.encoded_setup, type=DaskSetup), self.packages, address)
+        self.referee.start()
+
+    def teardown(self, worker: object) -> None:
+        if self.referee is not None:
+            self.referee.stop()
+            self.referee = None
+
+
+def play_game(plugin: str, game: ScheduledGame) -> bytes:
+    """The Dask task for one game: play it with this worker's referee of tournament plugin ``plugin``."""
+    registered = get_worker().plugins.get(plugin)
+    if not isinstance(registered, TournamentPlugin) or registered.referee is None:
+        raise RuntimeError(f"this Dask worker has no famiglia referee for {plugin!r} (its setup failed; see its log)")
+    return registered.referee.play(game)

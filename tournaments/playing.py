@@ -1,0 +1,148 @@
+"""Play one scheduled game of a tournament, and where its replay goes.
+
+Every executor plays a game through ``play_scheduled``, wherever it runs: in
+the host's process, in a worker process, or on a Dask worker.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import trio
+
+from referee.bots import BotSpec
+from referee.errors import BotCrashed, BotError
+from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
+from referee.play import DeadBot, play_match, save_stderr
+from referee.private import make_private_dirs
+from referee.replay import tournament_match_id
+from referee.settings import RefereeSettings
+from tournaments.config import TournamentConfig
+from tournaments.pool import WarmPool
+from tournaments.schedule import ScheduledGame
+
+__all__ = ["play_scheduled", "prepare_replays", "replay_path", "replays_folder", "settings_for"]
+
+
+def settings_for(config: TournamentConfig) -> RefereeSettings:
+    return RefereeSettings(
+        time=config.time,
+        illegal_action=config.illegal_action,
+        sandbox=config.sandbox,
+        limits=config.limits,
+        margin_ms=config.margin_ms,
+        game_wall_s=config.game_wall_ms / 1000,
+    )
+
+
+def replays_folder(config: TournamentConfig, tournament: str) -> Path | None:
+    """Where a tournament's replays go: a folder of its own inside the file's ``replays`` folder.
+
+    Named by the tournament id, which is unique per store, so tournaments
+    that share a ``replays`` folder never write each other's files.
+    """
+    if config.replays is None:
+        return None
+    return Path(config.replays) / tournament
+
+
+def replay_path(config: TournamentConfig, tournament: str, game: ScheduledGame) -> Path | None:
+    folder = replays_folder(config, tournament)
+    return None if folder is None else folder / f"game-{game.index:06d}.jsonl"
+
+
+def prepare_replays(config: TournamentConfig, tournament: str, pending: list[ScheduledGame]) -> None:
+    """Make the tournament's replay folder (0700) and clear what a stopped run left of pending games.
+
+    A pending game has no result, so any file of it in this tournament's own
+    folder is from an attempt that did not finish: the game is played again
+    and writes it anew. Nothing of another tournament is touched.
+    """
+    folder = replays_folder(config, tournament)
+    if folder is None:
+        return
+    make_private_dirs(folder)
+    # One listing of the folder, not one search per pending game: a resume of
+    # a million-game tournament must not spend minutes here.
+    names = {f"game-{game.index:06d}.jsonl" for game in pending}
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            base = entry.name.removesuffix(".partial")
+            if ".seat" in base and base.endswith(".stderr"):
+                base = base.split(".seat", 1)[0]
+            if base in names:
+                (folder / entry.name).unlink(missing_ok=True)
+
+
+async def play_scheduled(
+    config: TournamentConfig,
+    bots: list[BotSpec],
+    settings: RefereeSettings,
+    game: ScheduledGame,
+    pool: WarmPool | None = None,
+    *,
+    tournament: str,
+    replay: Path | None | Literal["tournament"] = "tournament",
+    unavailable: Mapping[int, BotError] | None = None,
+) -> MatchRecord:
+    """Play one scheduled game: the entrants of its seating, its deal seed.
+
+    ``tournament`` is the tournament's id: the match id and the replay's name
+    say which game of which tournament this is.
+
+    With a pool, the seats' processes come from it (warm ones reused across
+    games, or a fresh one per game with ``max_games=1``); without, each game
+    starts and stops its own. ``replay``: where the replay goes, by default
+    the tournament's replay folder. ``unavailable``: entrants (by index) that
+    cannot start here, with the error their seats fail with (needs a pool).
+    """
+    spec = MatchSpec(
+        game=config.game, seed=game.seed, variants=config.variants, match=tournament_match_id(tournament, game.index)
+    )
+    seat_bots = [bots[e] for e in game.seating]
+    if replay == "tournament":
+        replay = replay_path(config, tournament, game)
+    dead = unavailable or {}
+    if pool is None:
+        assert not dead, "seats that cannot start need a pool"
+        return await play_match(spec, seat_bots, settings, replay_path=replay)
+    channels: list[BotChannel] = [DeadBot("", BotCrashed("not started"))] * len(seat_bots)
+
+    async def take(seat: int) -> None:
+        entrant = game.seating[seat]
+        if entrant in dead:
+            channels[seat] = DeadBot(seat_bots[seat].name, dead[entrant])
+        else:
+            channels[seat] = await pool.acquire(seat_bots[seat], deal=game.seed)
+
+    async def replace(seat: int) -> BotChannel | None:
+        old = channels[seat]
+        if not pool.was_reused(old):
+            return None
+        pool.discard(old)
+        channels[seat] = await pool.acquire(seat_bots[seat], fresh=True, deal=game.seed)
+        return channels[seat]
+
+    try:
+        # Start (or wake) the seats' processes together: cold starts overlap.
+        async with trio.open_nursery() as nursery:
+            for seat in range(len(seat_bots)):
+                nursery.start_soon(take, seat)
+        record = await run_match(
+            spec, channels, settings, replay_path=replay, commands=[b.command for b in seat_bots], replace=replace
+        )
+        if replay is not None:
+            save_stderr(replay, channels)
+    except BaseException:
+        # A game that did not end normally may leave a process mid-conversation:
+        # none of them is handed to another game.
+        for channel in channels:
+            pool.discard(channel)
+        raise
+    finally:
+        for seat, channel in enumerate(channels):
+            pool.release(channel, seat_bots[seat])
+    return record
