@@ -62,3 +62,27 @@ def wait_until_gone(folder: Path, seconds: float = 10.0) -> list[int]:
     while (alive := processes_in(folder)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return alive
+
+
+def is_idle_sandbox_init(pid: int) -> bool:
+    """Whether ``pid`` is a sandbox's init (bwrap, pid 1 of its namespace) with no process below it.
+
+    A referee killed with SIGKILL while it was spawning a bot can leave such an
+    init behind: the bot itself is gone, and the next referee's sweep removes it
+    (referee.sandbox.launch). Everything else left in a bot's folder is a leak.
+    """
+    proc = Path(f"/proc/{pid}")
+    try:
+        if (proc / "comm").read_text().strip() != "bwrap":
+            return False
+        nspid = next(line for line in (proc / "status").read_text().splitlines() if line.startswith("NSpid:"))
+        children = "".join((task / "children").read_text() for task in (proc / "task").iterdir())
+    except (OSError, StopIteration):
+        return True  # gone meanwhile
+    return nspid.split()[-1] == "1" and not children.split()
+
+
+def assert_no_bot_outlived_its_referee(folder: Path) -> None:
+    """After a referee was SIGKILLed: no bot process is left in ``folder`` (an idle sandbox init may be)."""
+    left = [pid for pid in wait_until_gone(folder) if not is_idle_sandbox_init(pid)]
+    assert left == [], f"bots outlived their referee: {left}"

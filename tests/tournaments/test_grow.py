@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import TEST_BOTS, wait_until_gone
+from tests.conftest import TEST_BOTS, assert_no_bot_outlived_its_referee, wait_until_gone
 from tests.tournaments.test_runner import _finished_rows, _wait_while_running
 from tournaments.cli import app
 from tournaments.config import TournamentConfig, load_tournament
@@ -236,11 +236,13 @@ def test_a_growth_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_
     _wait_while_running(runner, db, 27)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
-    assert wait_until_gone(TEST_BOTS / "passer") == [], "bots outlived their referee"
+    assert_no_bot_outlived_its_referee(TEST_BOTS / "passer")
     before = _finished_rows(db)
     assert 27 <= len(before) < 60, "the kill should land mid-growth"
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert resumed.returncode == 0, resumed.stderr
+    # The resumed referee swept whatever the killed one left: nothing at all remains.
+    assert wait_until_gone(TEST_BOTS / "passer") == []
     assert f"{len(before)} of 60 games already recorded" in resumed.stdout
     after = _finished_rows(db)
     assert sorted(after) == list(range(60))
