@@ -192,18 +192,8 @@ class LineReader:
         """The next line without its newline; StreamClosed at the end of the stream."""
         buffer = self._buffer
         while True:
-            if buffer:
-                newline = buffer.find(b"\n", self._scanned)
-                if newline >= 0:
-                    line = bytes(buffer[:newline])
-                    del buffer[: newline + 1]
-                    self._scanned = 0
-                    if len(line) > self.max_line:
-                        raise LineTooLong(f"line of {len(line)} bytes exceeds the limit of {self.max_line}")
-                    return line
-                self._scanned = len(buffer)
-                if self._scanned > self.max_line:
-                    raise LineTooLong(f"more than {self.max_line} bytes without a newline (the line limit)")
+            if buffer and (line := self._buffered_line()) is not None:
+                return line
             # Never ask for more than would take the buffer past the limit + 1, so an
             # endless line costs at most max_line + 1 bytes of memory.
             size = min(65536, self.max_line + 1 - self._scanned)
@@ -219,6 +209,25 @@ class LineReader:
                 return chunk[:-1] if type(chunk) is bytes else bytes(chunk[:-1])
             buffer += chunk
 
+    def _buffered_line(self) -> bytes | None:
+        """The next whole line in the buffer, taken out of it; None when its newline has not come yet.
+
+        LineTooLong once the line, finished or not, is past the limit.
+        """
+        buffer = self._buffer
+        newline = buffer.find(b"\n", self._scanned)
+        if newline >= 0:
+            line = bytes(buffer[:newline])
+            del buffer[: newline + 1]
+            self._scanned = 0
+            if len(line) > self.max_line:
+                raise LineTooLong(f"line of {len(line)} bytes exceeds the limit of {self.max_line}")
+            return line
+        self._scanned = len(buffer)
+        if self._scanned > self.max_line:
+            raise LineTooLong(f"more than {self.max_line} bytes without a newline (the line limit)")
+        return None
+
     def pending_line(self) -> bytes | None:
         """The next line if all of it has already arrived, without waiting; else None.
 
@@ -229,18 +238,8 @@ class LineReader:
         """
         buffer = self._buffer
         while True:
-            if buffer:
-                newline = buffer.find(b"\n", self._scanned)
-                if newline >= 0:
-                    line = bytes(buffer[:newline])
-                    del buffer[: newline + 1]
-                    self._scanned = 0
-                    if len(line) > self.max_line:
-                        raise LineTooLong(f"line of {len(line)} bytes exceeds the limit of {self.max_line}")
-                    return line
-                self._scanned = len(buffer)
-                if self._scanned > self.max_line:
-                    raise LineTooLong(f"more than {self.max_line} bytes without a newline (the line limit)")
+            if buffer and (line := self._buffered_line()) is not None:
+                return line
             chunk = self._read_now(min(65536, self.max_line + 1 - self._scanned))
             if not chunk:
                 return None
