@@ -233,4 +233,8 @@ def mount_flags(spec: BotSpec, *, fifo: str | None, tmp_bytes: int, writable: st
         flags += ["--bind", fifo, FIFO_INSIDE]
     if spec.cwd != "/" and not _under(spec.cwd, binds):
         flags += ["--perms", "0755", "--dir", spec.cwd]
+    # The empty root and /dev are memory (tmpfs) too, and without root the bot
+    # owns them: left writable, they would hold files without bound, past
+    # tmp_mb. Read-only once built; the mounts on them keep their own modes.
+    flags += ["--remount-ro", "/dev", "--remount-ro", "/"]
     return flags

@@ -298,8 +298,10 @@ def test_a_regular_users_bots_see_nothing_of_their_home_and_write_nothing(host: 
     os.chmod(store, 0o600)
     pwned = home / "pwned.txt"
     pwned.unlink(missing_ok=True)
+    # The sandbox's own root and /dev are memory the user's namespace owns: they must not take files either.
     targets = [str(bashrc), str(store), str(home), str(code / "referee" / "play.py"), f"write:{pwned}",
-               f"write:{code / 'referee' / 'evil.py'}", f"write:{snoop / 'x'}"]  # fmt: skip
+               f"write:{code / 'referee' / 'evil.py'}", f"write:{snoop / 'x'}", "write:/famiglia-fill",
+               "write:/dev/shm/famiglia-fill", "write:/dev/famiglia-fill"]  # fmt: skip
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(code), "LANG": "C.UTF-8"}
     done = subprocess.run(
         ["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups",
@@ -312,8 +314,8 @@ def test_a_regular_users_bots_see_nothing_of_their_home_and_write_nothing(host: 
     seen = report(result["stderr"], "snoop")
     for path in (bashrc, store, home):
         assert "exists=False" in seen[str(path)], (path, seen[str(path)])
-    for target in targets[-3:]:
-        assert seen[target[len("write:") :]] == "create=no"
+    for target in targets[4:]:
+        assert seen[target[len("write:") :]] == "create=no", target
     assert "read=yes" in seen[str(code / "referee" / "play.py")]  # its runtime: readable...
     assert "write=no" in seen[str(code / "referee" / "play.py")]  # ...not writable
     assert f"uid={user.pw_uid} " in result["stderr"]
