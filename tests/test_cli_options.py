@@ -56,7 +56,16 @@ def tournament_text(extra: str, *, time: str = "", limits: str = "", entrants: i
 PLAY = ["play", "vendetta", PASSER, PASSER, PASSER]
 
 # (case id, argv with {root} for the fixture folder, a fragment the one line must hold)
+SAMPLE_RANDOM = Path(__file__).resolve().parents[1] / "sample_bots" / "random_py"
+
 COMMAND_LINE_CASES: list[tuple[str, list[str], str]] = [
+    # check-bot: a clock no bot can meet is the user's mistake, not a failed check
+    (
+        "check-bot-startup-zero",
+        ["check-bot", str(SAMPLE_RANDOM), "--startup-ms", "0"],
+        "--startup-ms 0: 0 ms is too short",
+    ),
+    ("check-bot-move-huge", ["check-bot", str(SAMPLE_RANDOM), "--move-ms", HUGE], "more than a week"),
     # play
     ("play-startup-zero", [*PLAY, "--startup-ms", "0"], "--startup-ms 0: 0 ms is too short"),
     ("play-startup-negative", [*PLAY, "--startup-ms", "-5"], "--startup-ms -5"),

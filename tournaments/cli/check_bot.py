@@ -17,6 +17,7 @@ from referee.sandbox import require_level
 from referee.settings import RefereeSettings
 from tournaments.checkbot.checks import Report, check_bot
 from tournaments.cli.common import console, err_console, exit_on_interrupt, user_errors
+from tournaments.sanity import time_problem
 
 __all__ = ["check_bot_command", "print_report"]
 
@@ -61,8 +62,10 @@ def check_bot_command(
     """
     with user_errors():
         get_rules(game)
-        if min(move_ms, bank_ms, startup_ms) < 0 or move_ms == 0:
-            raise ValueError("--move-ms must be positive and --bank-ms/--startup-ms not negative")
+        # The same bounds as famiglia play: a clock no bot can meet is the user's mistake, not the bot's.
+        for key, value in (("move_ms", move_ms), ("bank_ms", bank_ms), ("startup_ms", startup_ms)):
+            if (problem := time_problem(key, value)) is not None:
+                raise ValueError(f"--{key.replace('_', '-')} {value}: {problem}")
         level = require_level(sandbox)
         spec = load_bot(bot)
     settings = RefereeSettings(time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms), sandbox=level)
