@@ -12,10 +12,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from protocol.schema import SCHEMA_PATH, entry_point
 from referee.bots import BotSpec
 from referee.match import MatchSpec, run_match
 from referee.process import BotProcess, open_bot
+from referee.schema import SCHEMA_PATH, entry_point
 from referee.settings import RefereeSettings
 
 DOC = Path(__file__).resolve().parents[1] / "protocol" / "PROTOCOL.md"

@@ -14,47 +14,22 @@ processes) stay responsive while the person thinks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import trio
 from rich.console import Console
 
 from referee.errors import BotCrashed
 from tournaments.checkbot.seats import InProcessSeat
+from tournaments.human.screen import GameScreen, IllegalEntry
 
-__all__ = ["GameScreen", "HumanSeat", "Resign"]
+__all__ = ["HumanSeat", "Resign"]
 
 HELP_COMMON = "Type ? for this help, q to resign (asks first)."
 
 
 class Resign(Exception):
     """The person confirmed ``q``."""
-
-
-class GameScreen(Protocol):
-    """How one game is drawn and typed: the parts that differ between games."""
-
-    def describe_event(self, event: dict[str, Any], names: list[str]) -> str: ...
-
-    def draw(self, console: Console, request: dict[str, Any], names: list[str]) -> None: ...
-
-    def prompt(self, request: dict[str, Any]) -> str:
-        """The question, with an example of the notation."""
-        ...
-
-    def help(self, request: dict[str, Any]) -> str: ...
-
-    def parse(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
-        """The action for ``text``; IllegalEntry (rule, message) when it is not legal."""
-        ...
-
-
-class IllegalEntry(ValueError):
-    """An entry refused before it reaches the referee: the rule it breaks and why."""
-
-    def __init__(self, rule: str, message: str) -> None:
-        super().__init__(f"{rule}: {message}")
-        self.rule = rule
 
 
 def _screen_for(game: str) -> GameScreen:

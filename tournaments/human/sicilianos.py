@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.games.sicilianos.state import DECISION_RULES
-from tournaments.human.seat import IllegalEntry
+from tournaments.human.screen import IllegalEntry
 
 __all__ = ["SicilianosScreen", "describe_option"]
 

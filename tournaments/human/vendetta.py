@@ -10,7 +10,7 @@ from rich.table import Table
 
 from referee.games.base import IllegalAction, SeededChance
 from referee.games.vendetta import Place, Placement, VendettaState, VendettaView
-from tournaments.human.seat import IllegalEntry
+from tournaments.human.screen import IllegalEntry
 
 __all__ = ["VendettaScreen"]
 

@@ -1,6 +1,10 @@
 """Generate ``protocol/schema.json`` from the message types and each game's types.
 
-Run ``python -m protocol.schema`` after changing a message or a game's view,
+It lives here, not in ``protocol/``, because it needs every game's types:
+the wire contract imports nothing above it, and this module, which knows the
+games, writes the contract's file into the protocol package.
+
+Run ``python -m referee.schema`` after changing a message or a game's view,
 action or event; a test fails while the committed file is out of date.
 
 The schema has one entry point per game and direction in ``$defs``:
@@ -21,12 +25,13 @@ from typing import Any
 
 import msgspec
 
+import protocol
 from protocol.messages import PROTOCOL_VERSION, Action, End, Log, Ready, Rejected, Request, Start
 from referee.games import GAME_NAMES, get_rules
 
 __all__ = ["SCHEMA_PATH", "build_schema", "entry_point"]
 
-SCHEMA_PATH = Path(__file__).with_name("schema.json")
+SCHEMA_PATH = Path(protocol.__file__).with_name("schema.json")
 
 
 def entry_point(game: str, direction: str) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from protocol.schema import SCHEMA_PATH, build_schema, entry_point, render
+from referee.schema import SCHEMA_PATH, build_schema, entry_point, render
 
 
 def test_the_committed_schema_is_up_to_date() -> None:
-    assert SCHEMA_PATH.exists(), "run `python -m protocol.schema` to create protocol/schema.json"
+    assert SCHEMA_PATH.exists(), "run `python -m referee.schema` to create protocol/schema.json"
     assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), (
-        "protocol/schema.json is out of date: run `python -m protocol.schema` and commit it"
+        "protocol/schema.json is out of date: run `python -m referee.schema` and commit it"
     )
 
 

@@ -1,0 +1,153 @@
+"""The packages stack in one direction: protocol <- referee <- tournaments, and no module imports itself round.
+
+Every import statement of every module is read with ``ast``, those inside
+functions and ``if TYPE_CHECKING:`` blocks included: a lazy import is still a
+dependency, only a later one. An edge goes to the most specific module an
+import names (``from referee.games import base`` is an edge to
+``referee.games.base``; ``from referee.games import get_rules`` to
+``referee.games``), not to the packages above it, so a package ``__init__``
+that gathers its submodules does not count as a cycle with each of them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("protocol", "referee", "tournaments")
+"""Lowest first: a module may import its own layer and the ones before it, never a later one."""
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def all_modules() -> dict[str, Path]:
+    return {module_name(path): path for layer in LAYERS for path in sorted((ROOT / layer).rglob("*.py"))}
+
+
+def imported(name: str, path: Path, known: set[str]) -> Iterator[tuple[str, int]]:
+    """The project modules ``name`` (at ``path``) imports, with the line of each import."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield from _project(alias.name, known, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                yield from _project(candidate if candidate in known else base, known, node.lineno)
+
+
+def _project(target: str, known: set[str], line: int) -> Iterator[tuple[str, int]]:
+    # ``import a.b.c`` names a.b.c; a name the project does not hold (trio, msgspec) is no edge.
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    if target:
+        yield target, line
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """Each module's project imports: {module: {imported module: line}}."""
+    modules = all_modules()
+    known = set(modules)
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        edges = graph.setdefault(name, {})
+        for target, line in imported(name, path, known):
+            if target != name:
+                edges.setdefault(target, line)
+    return graph
+
+
+def layer_of(module: str) -> int:
+    return LAYERS.index(module.split(".")[0])
+
+
+def upward_imports(graph: dict[str, dict[str, int]]) -> list[str]:
+    return sorted(
+        f"{source} (line {line}) imports {target}: {LAYERS[layer_of(source)]} sits below {LAYERS[layer_of(target)]}"
+        for source, edges in graph.items()
+        for target, line in edges.items()
+        if layer_of(target) > layer_of(source)
+    )
+
+
+def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_no_import_cycles_between_modules() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_graph_reader_sees_imports_inside_functions_and_relative_ones(tmp_path: Path) -> None:
+    # The checks above pass only if the reader finds every kind of import; this
+    # shows it on a made-up module instead of trusting that it does.
+    source = tmp_path / "tournaments" / "thing.py"
+    source.parent.mkdir()
+    source.write_text(
+        "import referee.play\n"
+        "from . import sibling\n"
+        "from referee.games import base, get_rules\n"
+        "def later():\n"
+        "    from protocol.messages import Start\n",
+        encoding="utf-8",
+    )
+    known = {"referee.play", "tournaments.sibling", "referee.games", "referee.games.base", "protocol.messages"}
+    found = {target for target, _ in imported("tournaments.thing", source, known)}
+    assert found == known
+
+
+def test_an_upward_import_and_a_cycle_are_reported() -> None:
+    graph = {
+        "protocol.schema": {"referee.games": 3},
+        "referee.games": {"referee.match": 1},
+        "referee.match": {"referee.games": 2},
+    }
+    assert upward_imports(graph) == ["protocol.schema (line 3) imports referee.games: protocol sits below referee"]
+    assert cycles(graph) == [["referee.games", "referee.match"]]
