@@ -50,9 +50,10 @@ from machine import load_average
 from referee.bots import BotSpec, load_bot
 from referee.errors import BotError
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
-from referee.play import DeadBot, prepare_bots
+from referee.play import prepare_bots
 from referee.process import open_bot
 from referee.replay import ActionRecord, read_replay
+from referee.seats import DeadBot
 from referee.settings import RefereeSettings
 from tournaments.capacity import CapacityError, check_capacity
 from tournaments.config import parse_tournament

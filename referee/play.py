@@ -1,14 +1,16 @@
-"""Play one match between bot programs: start them, referee, stop them.
+"""Play one match between bot programs: seat them, referee, give the seats back.
 
-This is what ``famiglia play`` calls. Every bot process is owned by this
-function's context stack: when it returns or raises (Ctrl-C included), every
-bot and its process group are gone.
+``play_match`` is the one place a match is assembled: ``famiglia play`` calls
+it, and so does every tournament executor (through
+``tournaments.playing.play_scheduled``). Every bot process is owned by a seat
+source (``referee.seats``): when the match returns or raises (Ctrl-C
+included), a cold seat's bot and its process group are gone, and a warm one
+is back in its pool or closed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from referee.bots import BotSpec
@@ -17,34 +19,10 @@ from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
 from referee.private import make_private_dirs, write_private
-from referee.process import open_bot
+from referee.seats import WarmPool, cold_seats, warm_seats
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["DeadBot", "check_table", "play_match", "prepare_bots", "save_stderr"]
-
-
-class DeadBot:
-    """A seat whose bot could not be started: every call fails with the start error."""
-
-    def __init__(self, name: str, error: BotError) -> None:
-        self._name = name
-        self.error = error
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    async def send(self, data: bytes) -> None:
-        raise self.error
-
-    async def readline(self) -> bytes:
-        raise self.error
-
-    async def kill(self) -> None:
-        return None
-
-    def stderr_text(self) -> str:
-        return ""
+__all__ = ["check_table", "play_match", "prepare_bots", "save_stderr"]
 
 
 def prepare_bots(specs: Sequence[BotSpec], settings: RefereeSettings = DEFAULT_SETTINGS) -> list[BotSpec]:
@@ -80,35 +58,37 @@ async def play_match(
     bots: Sequence[BotSpec | BotChannel],
     settings: RefereeSettings = DEFAULT_SETTINGS,
     *,
+    pool: WarmPool | None = None,
     replay_path: Path | None = None,
     stderr_dir: Path | None = None,
+    unavailable: Mapping[int, BotError] | None = None,
 ) -> MatchRecord:
-    """Start ``bots`` (seat order), play ``spec``, stop them; the match record.
+    """Seat ``bots`` (seat order), play ``spec``, give the seats back; the match record.
+
+    The one place a match is put together, for ``famiglia play`` and every
+    tournament executor alike. Seats come from ``pool`` when one is given
+    (warm processes, reused across games), else each ``BotSpec`` is started
+    for this game and stopped after it. A seat given as a ready ``BotChannel``
+    (a person: tournaments.human) is used as it is. ``unavailable``: seats (by
+    index) whose bot cannot start here, with the error they fail with.
 
     Each bot's stderr (the last ``settings.stderr_bytes``) is written beside the
-    replay as ``<replay>.seat<N>.stderr`` when there is a replay path. A seat
-    given as a ready ``BotChannel`` (a person: tournaments.human) is used as it is.
+    replay as ``<replay>.seat<N>.stderr`` when there is a replay path.
     """
     check_table(spec.game, spec.variants, len(bots))
-    async with AsyncExitStack() as stack:
-        channels: list[BotChannel] = []
-        for bot in bots:
-            if not isinstance(bot, BotSpec):
-                channels.append(bot)
-                continue
-            try:
-                channels.append(await stack.enter_async_context(open_bot(bot, settings)))
-            except BotError as error:
-                channels.append(DeadBot(bot.name, error))
-        commands = [bot.command if isinstance(bot, BotSpec) else [bot.name] for bot in bots]
-        record = await run_match(spec, channels, settings, replay_path=replay_path, commands=commands)
-    # The bots are stopped now, so their stderr is complete.
+    dead = unavailable or {}
+    seats = cold_seats(bots, settings, dead) if pool is None else warm_seats(bots, pool, dead, deal=spec.seed)
+    commands = [bot.command if isinstance(bot, BotSpec) else [bot.name] for bot in bots]
+    async with seats as seated:
+        record = await run_match(
+            spec, seated.channels, settings, replay_path=replay_path, commands=commands, replace=seated.replace
+        )
     if replay_path is not None:
-        save_stderr(replay_path, channels, stderr_dir)
+        save_stderr(replay_path, seated.stderr, stderr_dir)
     return record
 
 
-def save_stderr(replay_path: Path, channels: Sequence[BotChannel], folder: Path | None = None) -> None:
+def save_stderr(replay_path: Path, stderr: Sequence[str], folder: Path | None = None) -> None:
     """Each seat's kept stderr beside the replay, as ``<replay>.seat<N>.stderr``, readable by the host only.
 
     A file of that name is replaced: the replay it sits beside was just
@@ -116,8 +96,7 @@ def save_stderr(replay_path: Path, channels: Sequence[BotChannel], folder: Path 
     of an earlier attempt at the same path.
     """
     folder = folder or replay_path.parent
-    for seat, channel in enumerate(channels):
-        text = channel.stderr_text()
+    for seat, text in enumerate(stderr):
         if text:
             make_private_dirs(folder)
             write_private(folder / f"{replay_path.name}.seat{seat}.stderr", text.encode("utf-8", "replace"))

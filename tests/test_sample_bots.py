@@ -12,10 +12,10 @@ from referee.build import build_bot
 from referee.match import MatchSpec
 from referee.play import play_match
 from referee.replay import read_replay, verify_replay
+from referee.seats import open_pool
 from referee.settings import RefereeSettings
 from tests.conftest import SAMPLE_BOTS, wait_until_gone
 from tests.test_protocol_doc import assert_traffic_matches_schema, play_tapped
-from tournaments.pool import open_pool
 
 NEEDS = {"node_js": "node", "c_bot": "gcc"}
 FOLDERS = ["random_py", "greedy_py", "node_js", "c_bot"]
@@ -42,7 +42,9 @@ async def test_all_four_sample_bots_play_a_whole_game_within_the_protocol(game: 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("folder", FOLDERS)
-async def test_each_sample_bot_finishes_a_five_player_vendetta_with_a_verified_replay(folder: str, tmp_path: Path) -> None:
+async def test_each_sample_bot_finishes_a_five_player_vendetta_with_a_verified_replay(
+    folder: str, tmp_path: Path
+) -> None:
     bot = sample(folder)
     passer = load_bot(str(Path(__file__).parent / "bots" / "passer"))
     replay = tmp_path / "game.jsonl"

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import pytest
 
-import referee.play
+import referee.seats
 from referee.bots import BotSpec, load_bot
 from referee.games.base import SeededChance
 from referee.games.sicilianos import RULES, pick_option
@@ -72,7 +72,7 @@ async def test_the_heuristic_plays_a_real_match_with_a_verified_replay_and_schem
             taps.append(tap)
             yield tap
 
-    monkeypatch.setattr(referee.play, "open_bot", tapped)
+    monkeypatch.setattr(referee.seats, "open_bot", tapped)
     bots = seats()
     replay = tmp_path / "sicilianos.jsonl"
     spec = MatchSpec(game="sicilianos", seed=29, variants={"steal_pick": "victim"}, match="sicilianos-bots")

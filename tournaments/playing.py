@@ -1,7 +1,9 @@
 """Play one scheduled game of a tournament, and where its replay goes.
 
 Every executor plays a game through ``play_scheduled``, wherever it runs: in
-the host's process, in a worker process, or on a Dask worker.
+the host's process, in a worker process, or on a Dask worker. It only names
+the game (its seating, seed, match id and replay path); ``referee.play.play_match``
+seats and plays it.
 """
 
 from __future__ import annotations
@@ -11,17 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-import trio
-
 from referee.bots import BotSpec
-from referee.errors import BotCrashed, BotError
-from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
-from referee.play import DeadBot, play_match, save_stderr
+from referee.errors import BotError
+from referee.match import MatchRecord, MatchSpec
+from referee.play import play_match
 from referee.private import make_private_dirs
 from referee.replay import tournament_match_id
+from referee.seats import WarmPool
 from referee.settings import RefereeSettings
 from tournaments.config import TournamentConfig
-from tournaments.pool import WarmPool
 from tournaments.schedule import ScheduledGame
 
 __all__ = ["play_scheduled", "prepare_replays", "replay_path", "replays_folder", "settings_for"]
@@ -97,52 +97,15 @@ async def play_scheduled(
     games, or a fresh one per game with ``max_games=1``); without, each game
     starts and stops its own. ``replay``: where the replay goes, by default
     the tournament's replay folder. ``unavailable``: entrants (by index) that
-    cannot start here, with the error their seats fail with (needs a pool).
+    cannot start here, with the error their seats fail with.
     """
     spec = MatchSpec(
         game=config.game, seed=game.seed, variants=config.variants, match=tournament_match_id(tournament, game.index)
     )
-    seat_bots = [bots[e] for e in game.seating]
     if replay == "tournament":
         replay = replay_path(config, tournament, game)
     dead = unavailable or {}
-    if pool is None:
-        assert not dead, "seats that cannot start need a pool"
-        return await play_match(spec, seat_bots, settings, replay_path=replay)
-    channels: list[BotChannel] = [DeadBot("", BotCrashed("not started"))] * len(seat_bots)
-
-    async def take(seat: int) -> None:
-        entrant = game.seating[seat]
-        if entrant in dead:
-            channels[seat] = DeadBot(seat_bots[seat].name, dead[entrant])
-        else:
-            channels[seat] = await pool.acquire(seat_bots[seat], deal=game.seed)
-
-    async def replace(seat: int) -> BotChannel | None:
-        old = channels[seat]
-        if not pool.was_reused(old):
-            return None
-        pool.discard(old)
-        channels[seat] = await pool.acquire(seat_bots[seat], fresh=True, deal=game.seed)
-        return channels[seat]
-
-    try:
-        # Start (or wake) the seats' processes together: cold starts overlap.
-        async with trio.open_nursery() as nursery:
-            for seat in range(len(seat_bots)):
-                nursery.start_soon(take, seat)
-        record = await run_match(
-            spec, channels, settings, replay_path=replay, commands=[b.command for b in seat_bots], replace=replace
-        )
-        if replay is not None:
-            save_stderr(replay, channels)
-    except BaseException:
-        # A game that did not end normally may leave a process mid-conversation:
-        # none of them is handed to another game.
-        for channel in channels:
-            pool.discard(channel)
-        raise
-    finally:
-        for seat, channel in enumerate(channels):
-            pool.release(channel, seat_bots[seat])
-    return record
+    seats_dead = {seat: dead[entrant] for seat, entrant in enumerate(game.seating) if entrant in dead}
+    return await play_match(
+        spec, [bots[e] for e in game.seating], settings, pool=pool, replay_path=replay, unavailable=seats_dead
+    )

@@ -29,9 +29,9 @@ from referee.match import MatchSpec, run_match
 from referee.process import open_bot
 from referee.sandbox import host_support, require_level
 from referee.sandbox.strays import descendants, namespace_pid
+from referee.seats import open_pool
 from referee.settings import RefereeSettings
 from tests.conftest import ROOT, TEST_BOTS
-from tournaments.pool import open_pool
 
 pytestmark = pytest.mark.slow
 

@@ -31,12 +31,11 @@ from referee.build import build_bot, check_sandbox_view
 from referee.errors import BotError
 from referee.games import get_rules
 from referee.match import BotChannel, MatchSpec, run_match
-from referee.play import DeadBot
 from referee.process import BotProcess
+from referee.seats import DeadBot, WarmPool, open_pool
 from referee.settings import RefereeSettings
 from tournaments.checkbot.forcing import find_position, targets_for
 from tournaments.checkbot.seats import RandomSeat
-from tournaments.pool import WarmPool, open_pool
 
 __all__ = ["CHECKS", "CheckResult", "Report", "Thinking", "check_bot"]
 
@@ -353,7 +352,7 @@ class _Run:
     async def fresh_process(self) -> Recorder:
         """Close the current process (if any) and start another one.
 
-        The processes live in the pool's nursery (tournaments.pool), not in the
+        The processes live in the pool's nursery (referee.seats), not in the
         task that asks: ``replace`` runs inside ``run_match``'s own nursery.
         """
         if self.recorder is not None:

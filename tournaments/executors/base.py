@@ -79,7 +79,7 @@ class TournamentWork(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def max_games_per_process(self) -> int:
-        """For ``tournaments.pool.open_pool``: 0 keeps processes warm without limit, 1 is a cold start per game."""
+        """For ``referee.seats.open_pool``: 0 keeps processes warm without limit, 1 is a cold start per game."""
         return 0 if self.warm else 1
 
 

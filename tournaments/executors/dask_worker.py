@@ -27,10 +27,10 @@ from distributed import WorkerPlugin, get_worker
 
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.errors import BotCrashed, BotError
+from referee.seats import WarmPool, open_pool
 from tournaments.executors.base import GameDone, GameFailed, TournamentWork, harness_failure
 from tournaments.executors.bot_packages import ShippedBot, ready_on_worker
 from tournaments.playing import play_scheduled, replay_path
-from tournaments.pool import WarmPool, open_pool
 from tournaments.schedule import ScheduledGame
 
 __all__ = ["DaskAnswer", "DaskSetup", "TournamentPlugin", "play_game"]

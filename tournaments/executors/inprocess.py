@@ -6,9 +6,9 @@ import msgspec
 import trio
 
 from referee.play import prepare_bots
+from referee.seats import WarmPool, open_pool
 from tournaments.executors.base import GameDone, Report, TournamentWork, harness_failure
 from tournaments.playing import play_scheduled
-from tournaments.pool import WarmPool, open_pool
 from tournaments.schedule import ScheduledGame
 
 __all__ = ["InProcessExecutor"]

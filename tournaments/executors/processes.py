@@ -29,6 +29,7 @@ import trio
 from protocol.codec import LineReader, StreamClosed
 from referee.play import prepare_bots
 from referee.process import signal_name
+from referee.seats import open_pool
 from tournaments.executors.base import (
     GameDone,
     GameFailed,
@@ -38,7 +39,6 @@ from tournaments.executors.base import (
     harness_failure,
 )
 from tournaments.playing import play_scheduled
-from tournaments.pool import open_pool
 from tournaments.schedule import ScheduledGame
 
 __all__ = ["ProcessExecutor", "WorkerSetup", "main"]

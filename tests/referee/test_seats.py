@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from referee.bots import load_bot
+from referee.seats import open_pool
 from referee.settings import RefereeSettings
 from tests.conftest import TEST_BOTS
-from tournaments.pool import open_pool
 
 
 async def test_a_warm_process_never_plays_the_same_deal_twice() -> None:
