@@ -79,7 +79,7 @@ def play(label: str, config: TournamentConfig, folder: Path, executor: Executor)
     began = time.perf_counter()
     played = trio.run(
         lambda: run_pending(
-            config, store, concurrency=config.concurrency, on_result=lambda g, r: None, executor=executor
+            config, store, concurrency=config.executor.concurrency, on_result=lambda g, r: None, executor=executor
         )
     )
     seconds = time.perf_counter() - began

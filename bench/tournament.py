@@ -144,11 +144,13 @@ def play(label: str, config: TournamentConfig, folder: Path) -> Run:
         decisions += sum(t.decisions for t in record.timings)
         failures += len(record.result.terminations)
 
-    workers = config.workers or 1
+    workers = config.executor.workers or 1
     cpu_before = _cpu_seconds()
     began = time.perf_counter()
     played = trio.run(
-        lambda: run_pending(config, store, concurrency=config.concurrency, workers=workers, on_result=on_result)
+        lambda: run_pending(
+            config, store, concurrency=config.executor.concurrency, workers=workers, on_result=on_result
+        )
     )
     seconds = time.perf_counter() - began
     cpu = _cpu_seconds() - cpu_before

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -20,26 +20,34 @@ SandboxLevel = Literal["none", "standard", "strict"]
 _INHERITED_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SYSTEMROOT", "PYTHONPATH", "VIRTUAL_ENV")
 
 
-class BotLimits(msgspec.Struct, frozen=True, kw_only=True):
+def _limit(least: int, most: int, unit: str, why: str | None = None) -> msgspec.Meta:
+    """The range of a resource limit: 0 (no limit), or ``least`` (the smallest a bot can live with) to ``most``."""
+    extra: dict[str, object] = {"least": least, "words": unit}
+    if why is not None:
+        extra["why"] = why
+    return msgspec.Meta(ge=0, le=most, extra=extra)
+
+
+class BotLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Per-process resource limits for a bot, applied at the standard and strict levels.
 
     Each limit holds for every process of the bot (its children inherit it);
     the process count holds for all of them together. 0 means no limit.
     """
 
-    memory_mb: int = 2048
+    memory_mb: Annotated[int, _limit(32, 16 << 20, "MiB", "below 32 MiB no interpreter starts")] = 2048
     """Memory per process in MiB: address space, or data for runtimes that reserve huge address ranges."""
     memory_kind: Literal["auto", "as", "data"] = "auto"
     """Which limit carries memory_mb: auto picks data for the JVM, Node, Go, .NET and GHC, else address space."""
-    cpu_s: int = 600
+    cpu_s: Annotated[int, _limit(1, 365 * 24 * 3600, "CPU seconds")] = 600
     """CPU seconds per process over its whole life (a warm process counts every game it plays)."""
-    open_files: int = 256
+    open_files: Annotated[int, _limit(16, 1 << 20, "descriptors", "below 16 a bot cannot open its own runtime")] = 256
     """Open file descriptors per process."""
-    file_mb: int = 64
+    file_mb: Annotated[int, _limit(1, 16 << 20, "MiB")] = 64
     """The largest file a bot may write, in MiB."""
-    processes: int = 128
+    processes: Annotated[int, _limit(1, 1 << 22, "processes")] = 128
     """Processes and threads of the bot together (enforced only when bots get their own uid)."""
-    tmp_mb: int = 64
+    tmp_mb: Annotated[int, _limit(1, 16 << 20, "MiB")] = 64
     """The size of the private /tmp of the strict level, in MiB (it is memory: a tmpfs)."""
 
 
@@ -63,8 +71,8 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """What an illegal action costs: the game, or only this turn."""
     grace_ms: int = 500
     """How long a bot gets to exit after its input closes, and again after SIGTERM."""
-    game_wall_s: float = 0.0
-    """A limit on one whole game in seconds (0: none beyond the per-decision clocks)."""
+    game_wall_ms: int = 0
+    """A limit on one whole game in milliseconds (0: none beyond the per-decision clocks)."""
     stderr_flood_bytes: int = 16 << 20
     """What a bot may write to stderr in one game; more is a flood, a protocol error (0: no limit)."""
     sandbox: SandboxLevel = "standard"
@@ -73,6 +81,11 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Resource limits per bot process at the standard and strict levels."""
     bot_uid_base: int = 0x70000000
     """When the referee is root, each bot runs as its own uid counted from here (0: keep root's uid)."""
+
+    @property
+    def game_wall_s(self) -> float:
+        """``game_wall_ms`` in seconds, as the referee's clock counts."""
+        return self.game_wall_ms / 1000
 
     def bot_environment(self) -> dict[str, str]:
         env = {key: os.environ[key] for key in _INHERITED_ENV if key in os.environ}

@@ -118,6 +118,6 @@ def check_tournament_capacity(config: TournamentConfig, concurrency: int | None,
     """
     from tournaments.runner import default_workers
 
-    workers = workers if workers is not None else (config.workers or default_workers())
-    concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
-    check_capacity(concurrency, workers, max(config.table_sizes), config.sandbox)
+    workers = workers if workers is not None else (config.executor.workers or default_workers())
+    concurrency = concurrency if concurrency is not None else max(config.executor.concurrency, workers)
+    check_capacity(concurrency, workers, max(config.format.table_sizes), config.sandbox.level)

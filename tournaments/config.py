@@ -1,25 +1,24 @@
 """The tournament file: TOML, read into a ``TournamentConfig`` or a list of problems.
 
 A bad file is reported all at once, one line per problem naming the key and what
-is wrong with it, before anything is started::
+is wrong with it, before anything is started. The settings come in sections,
+each declared once in ``tournaments.settings`` (default, unit, range, meaning)::
 
     [tournament]
     name = "club night"
     game = "vendetta"            # vendetta | sicilianos
-    format = "round-robin"       # round-robin | gauntlet | head-to-head
-    table_size = 4               # or table_sizes = [3, 4]
-    games_per_entrant = 24       # or repetitions = 2 (whole round-robins)
     seed = 1
-    concurrency = 4              # games at once, in total (spread over the workers)
-    workers = 2                  # worker processes (default: the number of cores)
     replays = "replays"          # folder, relative to this file
     illegal_action = "forfeit"   # or "pass"
-    reuse_processes = true       # keep bot processes warm between games
-    sandbox = "standard"         # none | standard | strict (bubblewrap); docs/sandbox.md
 
     [tournament.variants]        # the game's rules variants, as text
     control = "majority"
-    round_limit = "15"
+
+    [tournament.format]          # who meets whom
+    kind = "round-robin"         # round-robin | gauntlet | head-to-head
+    table_sizes = [4]
+    games_per_entrant = 24       # or repetitions = 2 (whole round-robins)
+    # gauntlet: hero = "name"; head-to-head: a, b, elo0, elo1, alpha, beta, max_games
 
     [tournament.time]            # milliseconds
     move_ms = 1000
@@ -28,60 +27,60 @@ is wrong with it, before anything is started::
     margin_ms = 50               # the harness's allowance on every deadline (not told to bots)
     game_wall_ms = 0             # a limit on one whole game; 0: none beyond the clocks above
 
-    [tournament.limits]          # per bot process, standard and strict sandboxes; 0: no limit
+    [tournament.sandbox]         # docs/sandbox.md
+    level = "standard"           # none | standard | strict (bubblewrap)
+    [tournament.sandbox.limits]  # per bot process, standard and strict; 0: no limit
     memory_mb = 2048
-    memory_kind = "auto"         # auto | as | data (auto: data for the JVM, Node, Go, ...)
     cpu_s = 600
-    open_files = 256
-    file_mb = 64
-    processes = 128
-    tmp_mb = 64                  # the private /tmp of the strict sandbox
 
     [tournament.executor]        # who plays the games; docs/distributed.md
     kind = "local"               # local (this machine) | dask (a Dask cluster)
-    scheduler = "tcp://HOST:8786"  # the Dask scheduler (--scheduler wins)
+    concurrency = 4              # games at once, in total (spread over the workers)
+    workers = 2                  # worker processes (default: the number of cores)
+    reuse_processes = true       # keep bot processes warm between games
 
     [[entrant]]
     name = "greedy"
     bot = "../sample_bots/greedy_py"   # a folder with bot.toml, or a command line
 
-Gauntlet: ``hero = "name"``. Head-to-head: ``a``, ``b``, and optionally
-``elo0``, ``elo1``, ``alpha``, ``beta``, ``max_games``.
+The first spellings stay valid, and are what the README shows: ``format``,
+``sandbox`` as a word, ``table_size``, the format's parameters, ``concurrency``,
+``workers`` and ``reuse_processes`` directly in ``[tournament]``, and
+``[tournament.limits]``. ``_upgrade`` moves each into its section, and a
+problem with one is reported under the name the file gave it.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import math
 import tomllib
-from collections.abc import Iterable
+import typing
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
-from protocol.messages import TimeControl
 from referee.bots import BotSpec, BotSpecError, load_bot
 from referee.games import GAME_NAMES, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
-from referee.settings import DEFAULT_MARGIN_MS, BotLimits, SandboxLevel
-from tournaments.sanity import (
-    MAX_CONCURRENCY,
-    MAX_GAMES,
-    MAX_WORKERS,
-    count_problem,
-    folder_problem,
-    limit_problem,
-    time_problem,
-)
+from tournaments.sanity import MAX_GAMES, folder_problem
 from tournaments.schedule import tables_for_games_per_entrant, williams_design
+from tournaments.settings import ExecutorSection, FormatSection, SandboxSection, TimeSection, value_problem
 
-__all__ = ["ConfigProblems", "Entrant", "ExecutorSettings", "TournamentConfig", "load_tournament", "parse_tournament"]
-
-Format = Literal["round-robin", "gauntlet", "head-to-head"]
-FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "head-to-head")
+__all__ = [
+    "ConfigProblems",
+    "Entrant",
+    "TournamentConfig",
+    "decode_stored",
+    "flat_settings",
+    "load_tournament",
+    "parse_tournament",
+]
 
 
 def unknown_key(where: str, key: str, known: Iterable[str]) -> str:
@@ -107,77 +106,126 @@ class Entrant(msgspec.Struct, frozen=True, kw_only=True):
     bot: BotSpec
 
 
-class ExecutorSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Who plays the games: this machine, or a Dask cluster (``[tournament.executor]``)."""
-
-    kind: Literal["local", "dask"] = "local"
-    scheduler: str | None = None
-    """The Dask scheduler's address, tcp://HOST:8786."""
-
-
 class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """A whole tournament, validated."""
+    """A whole tournament, validated: what it is, then one field per section of settings."""
 
-    name: str
+    name: str = "tournament"
     game: str
-    format: Format
-    table_sizes: list[int]
     entrants: list[Entrant]
     variants: dict[str, str] = {}
-    games_per_entrant: int | None = None
-    repetitions: int = 1
+    """The game's rules variants, as text."""
     seed: int = 0
-    concurrency: int = 4
-    workers: int = 0
+    """The tournament's seed: with the store's deal key, it decides every deal."""
     replays: str | None = None
+    """The folder the replays go to (absolute), or None to keep none."""
     illegal_action: Literal["forfeit", "pass"] = "forfeit"
-    time: TimeControl = TimeControl()
-    hero: str | None = None
-    a: str | None = None
-    b: str | None = None
-    elo0: float = 0.0
-    elo1: float = 50.0
-    alpha: float = 0.05
-    beta: float = 0.05
-    max_games: int = 1000
-    reuse_processes: bool = True
-    sandbox: SandboxLevel = "standard"
-    limits: BotLimits = BotLimits()
-    margin_ms: int = DEFAULT_MARGIN_MS
-    """Added to every deadline for the harness's own scheduling noise (referee-side; bots are not told)."""
-    game_wall_ms: int = 0
-    """A wall-clock limit on one whole game (0: none beyond the per-decision clocks)."""
-    executor: ExecutorSettings = ExecutorSettings()
-    """Where the games are played; not part of the fingerprint (a run may resume on another executor)."""
+    """What an illegal action costs: the game, or only this turn."""
+    format: FormatSection
+    time: TimeSection = TimeSection()
+    sandbox: SandboxSection = SandboxSection()
+    executor: ExecutorSection = ExecutorSection()
+    """Where and how many at once the games are played; not part of the fingerprint (a run may resume elsewhere)."""
 
     def fingerprint(self) -> str:
-        """A hash of what decides the schedule and the games, to refuse a mismatched resume."""
-        essentials = msgspec.structs.replace(
-            self, concurrency=0, workers=0, replays=None, reuse_processes=True, executor=ExecutorSettings()
-        )
-        fields = msgspec.to_builtins(essentials)
-        # Fields added after the first release count only when set, so a store
-        # begun before they existed still resumes under the same settings.
-        for key, default in _LATER_FIELDS.items():
-            if fields.get(key) == default:
-                del fields[key]
-        return hashlib.sha256(msgspec.json.encode(fields)).hexdigest()[:16]
+        """A hash of what decides the schedule and the games, to refuse a mismatched resume.
+
+        Hashed in the layout of the first release (``_first_layout``), so a
+        store begun before the settings came in sections still resumes.
+        """
+        return hashlib.sha256(msgspec.json.encode(_first_layout(self))).hexdigest()[:16]
 
 
-_LATER_FIELDS: dict[str, object] = {
-    "margin_ms": DEFAULT_MARGIN_MS, "game_wall_ms": 0, "executor": msgspec.to_builtins(ExecutorSettings())
+def _first_layout(config: TournamentConfig) -> dict[str, Any]:
+    """What the fingerprint hashes: the settings that decide the games, flat, in the first release's order.
+
+    The executor's settings (where, how many at once, warm or not) and the
+    replay folder do not change a game, so they hash as fixed values. The
+    margin and the game's wall limit came later: they count only when set, so
+    a store begun before they existed resumes under the same settings.
+    """
+    fmt, time, sandbox = config.format, config.time, config.sandbox
+    fields: dict[str, Any] = {
+        "name": config.name,
+        "game": config.game,
+        "format": fmt.kind,
+        "table_sizes": fmt.table_sizes,
+        "entrants": msgspec.to_builtins(config.entrants),
+        "variants": config.variants,
+        "games_per_entrant": fmt.games_per_entrant,
+        "repetitions": fmt.repetitions,
+        "seed": config.seed,
+        "concurrency": 0,
+        "workers": 0,
+        "replays": None,
+        "illegal_action": config.illegal_action,
+        "time": msgspec.to_builtins(time.control()),
+        "hero": fmt.hero,
+        "a": fmt.a,
+        "b": fmt.b,
+        "elo0": float(fmt.elo0),
+        "elo1": float(fmt.elo1),
+        "alpha": float(fmt.alpha),
+        "beta": float(fmt.beta),
+        "max_games": fmt.max_games,
+        "reuse_processes": True,
+        "sandbox": sandbox.level,
+        "limits": msgspec.to_builtins(sandbox.limits),
+    }
+    if time.margin_ms != TimeSection().margin_ms:
+        fields["margin_ms"] = time.margin_ms
+    if time.game_wall_ms != 0:
+        fields["game_wall_ms"] = time.game_wall_ms
+    return fields
+
+
+# Each first spelling in [tournament] and where it lives now: (section, key).
+_MOVED: dict[str, tuple[str, str]] = {
+    **{key: ("format", key) for key in ("table_sizes", "games_per_entrant", "repetitions", "hero", "a", "b",
+                                         "elo0", "elo1", "alpha", "beta", "max_games")},
+    "table_size": ("format", "table_sizes"),
+    "limits": ("sandbox", "limits"),
+    **{key: ("executor", key) for key in ("concurrency", "workers", "reuse_processes")},
 }  # fmt: skip
-
-
-_TOURNAMENT_KEYS = {
-    "name", "game", "format", "table_size", "table_sizes", "games_per_entrant", "repetitions", "seed",
-    "concurrency", "workers", "replays", "illegal_action", "variants", "time", "hero", "a", "b",
-    "elo0", "elo1", "alpha", "beta", "max_games", "reuse_processes", "sandbox", "limits", "executor",
+# A section first given as one word: the word is now this key of it.
+_WORD_SECTIONS = {"format": "kind", "sandbox": "level"}
+# Stored configurations of the first release held these beside the others, not in [tournament.time].
+_STORED_MOVED = {"margin_ms": ("time", "margin_ms"), "game_wall_ms": ("time", "game_wall_ms")}
+_SECTIONS: dict[str, type[msgspec.Struct]] = {
+    "format": FormatSection, "time": TimeSection, "sandbox": SandboxSection, "executor": ExecutorSection,
 }  # fmt: skip
-_EXECUTOR_KEYS = {"kind", "scheduler"}
-_TIME_KEYS = {"move_ms", "bank_ms", "startup_ms"}  # the bots' time control (protocol.messages.TimeControl)
-_HARNESS_TIME_KEYS = {"margin_ms", "game_wall_ms"}  # the referee's own, not sent to bots
-_LIMIT_KEYS = set(BotLimits.__struct_fields__)
+_TOURNAMENT_KEYS = {"name", "game", "variants", "seed", "replays", "illegal_action", *_SECTIONS}
+
+
+def _upgrade(
+    section: dict[str, Any], problems: list[str], *, stored: bool = False
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``section`` with each first spelling moved into its section; and {new path: the path the file gave}."""
+    out = dict(section)
+    spelled: dict[str, str] = {}
+    for word, key in _WORD_SECTIONS.items():
+        if word in out and not isinstance(out[word], dict):
+            out[word] = {key: out[word]}
+            spelled[f"{word}.{key}"] = word
+    moved = {**_MOVED, **(_STORED_MOVED if stored else {})}
+    if "table_size" in out and "table_sizes" in out:
+        problems.append("tournament.table_size: give table_size or table_sizes, not both")
+        del out["table_size"]
+    for old, (head, key) in moved.items():
+        if old not in out:
+            continue
+        value = out.pop(old)
+        if old == "table_size":
+            value = [value]
+        table = out.get(head, {})
+        if not isinstance(table, dict):
+            continue  # the section itself is reported
+        table = out[head] = dict(table)  # a copy: the caller's tables stay as they were
+        if key in table:
+            problems.append(f"tournament.{old}: give {old} or [tournament.{head}] {key}, not both")
+            continue
+        table[key] = value
+        spelled[f"{head}.{key}"] = old
+    return out, spelled
 
 
 def load_tournament(path: Path) -> TournamentConfig:
@@ -195,23 +243,61 @@ def load_tournament(path: Path) -> TournamentConfig:
     return parse_tournament(data, base=path.parent, source=str(path))
 
 
-def _games_planned(
-    fmt: str, n: int, sizes: list[int], per_entrant: int | None, repetitions: int, max_games: int
-) -> int:
+def decode_stored(text: str | bytes) -> TournamentConfig:
+    """A configuration as a store holds it, in this layout or the first release's flat one."""
+    data = json.loads(text)
+    if isinstance(data.get("format"), str):  # the first release's layout
+        problems: list[str] = []
+        data, _ = _upgrade(data, problems, stored=True)
+        assert not problems, problems  # it was a valid configuration when stored
+    return msgspec.convert(data, TournamentConfig)
+
+
+def _games_planned(fmt: FormatSection, n: int) -> int:
     """How many games the schedule will hold, counted without making it (it may be huge)."""
-    if fmt == "head-to-head":
-        return max_games
+    if fmt.kind == "head-to-head":
+        return fmt.max_games
     total = 0
-    for k in sizes:
+    for k in fmt.table_sizes:
         rows = len(williams_design(k))
-        if fmt == "gauntlet":
-            wanted = per_entrant or rows * math.comb(n - 1, k - 1)
+        if fmt.kind == "gauntlet":
+            wanted = fmt.games_per_entrant or rows * math.comb(n - 1, k - 1)
             total += -(-wanted // rows) * rows
-        elif per_entrant is not None:
-            total += tables_for_games_per_entrant(n, k, per_entrant) * rows
+        elif fmt.games_per_entrant is not None:
+            total += tables_for_games_per_entrant(n, k, fmt.games_per_entrant) * rows
         else:
-            total += math.comb(n, k) * repetitions * rows
+            total += math.comb(n, k) * fmt.repetitions * rows
     return total
+
+
+Where = Callable[[str], str]
+
+
+def _decode_section(
+    cls: type[msgspec.Struct], raw: object, path: str, where: Where, problems: list[str], *, skip: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The valid settings of one section (each decoded by msgspec against its declaration); problems for the rest."""
+    if not isinstance(raw, dict):
+        problems.append(f"{where(path)}: expected a table of settings ([{where(path)}]), got {raw!r}")
+        return {}
+    fields = cls.__struct_fields__
+    for key in sorted(set(raw) - set(fields)):
+        problems.append(unknown_key(where(f"{path}.{key}"), key, fields))
+    hints = typing.get_type_hints(cls, include_extras=True)
+    values: dict[str, Any] = {}
+    for key in fields:
+        if key not in raw or key in skip:
+            continue
+        hint = hints[key]
+        if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
+            values[key] = hint(**_decode_section(hint, raw[key], f"{path}.{key}", where, problems))
+            continue
+        decoded, problem = value_problem(hint, raw[key])
+        if problem is not None:
+            problems.append(f"{where(f'{path}.{key}')}: {problem}")
+        else:
+            values[key] = decoded
+    return values
 
 
 def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournament") -> TournamentConfig:
@@ -224,61 +310,79 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         close = difflib.get_close_matches(key, ["tournament", "entrant"], n=1, cutoff=0.6)
         hint = f"; did you mean [{close[0]}]?" if close else ""
         problems.append(f"{key}: unknown top-level key{hint} (expected [tournament] and [[entrant]])")
-    for key in sorted(set(section) - _TOURNAMENT_KEYS):
-        problems.append(unknown_key(f"tournament.{key}", key, _TOURNAMENT_KEYS))
+    raw, spelled = _upgrade(section, problems)
+    for key in sorted(set(raw) - _TOURNAMENT_KEYS):
+        problems.append(unknown_key(f"tournament.{key}", key, _TOURNAMENT_KEYS | set(_MOVED) | set(_WORD_SECTIONS)))
 
-    def get(key: str, kind: type | tuple[type, ...], default: Any, *, positive: bool = False) -> Any:
-        value = section.get(key, default)
-        if value is default:
-            return value
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            problems.append(f"tournament.{key}: expected {names}, got {value!r}")
-            return default
-        if positive and isinstance(value, int | float) and value <= 0:
-            problems.append(f"tournament.{key}: must be positive, got {value}")
-            return default
-        return value
+    def where(path: str) -> str:
+        """The name the file gave a setting: its first spelling when it used that one."""
+        parts = path.split(".")
+        for n in range(len(parts), 0, -1):
+            given = spelled.get(".".join(parts[:n]))
+            if given is not None:
+                return "tournament." + ".".join([given, *parts[n:]])
+        return f"tournament.{path}"
 
-    name = get("name", str, "tournament")
+    hints = typing.get_type_hints(TournamentConfig, include_extras=True)
+    top: dict[str, Any] = {}
+    for key in ("name", "game", "seed", "replays", "illegal_action"):
+        if key in raw:
+            top[key], problem = value_problem(hints[key], raw[key])
+            if problem is not None:
+                problems.append(f"tournament.{key}: {problem}")
+                del top[key]
+    raw_sandbox = raw.get("sandbox")
+    if isinstance(raw_sandbox, dict) and isinstance(raw_sandbox.get("level"), str):
+        # Checked as famiglia play --sandbox is, in the same words: an unknown level, or one this machine lacks.
+        try:
+            require_level(raw_sandbox["level"])
+        except SandboxUnavailable as exc:
+            problems.append(f"{where('sandbox.level')}: {exc}")
+            raw["sandbox"] = {key: value for key, value in raw_sandbox.items() if key != "level"}
+    sections = {
+        name: _decode_section(cls, raw.get(name, {}), name, where, problems, skip=("table_sizes",))
+        for name, cls in _SECTIONS.items()
+    }
+
+    name = top.get("name", "tournament")
     if not name.strip():
         problems.append("tournament.name: empty; give the tournament a name, or leave the key out")
-    game = get("game", str, None)
+    game = top.get("game")
     rules = None
-    if game is None:
+    if "game" not in raw:
         problems.append(f"tournament.game: missing; choose one of {', '.join(GAME_NAMES)}")
-    elif game not in GAME_NAMES:
+    elif game is not None and game not in GAME_NAMES:
         problems.append(f"tournament.game: unknown game {game!r}; choose one of {', '.join(GAME_NAMES)}")
-    else:
+    elif game is not None:
         rules = get_rules(game)
-    fmt = get("format", str, "round-robin")
-    if fmt not in FORMATS:
-        problems.append(f"tournament.format: {fmt!r} is not one of {', '.join(FORMATS)}")
-        fmt = "round-robin"
 
+    raw_format = raw.get("format", {}) if isinstance(raw.get("format", {}), dict) else {}
+    fmt = FormatSection(**sections["format"])
+    sizes_at = where("format.table_sizes")
+    raw_sizes = raw_format.get("table_sizes")
     sizes: list[int] = []
-    if "table_size" in section and "table_sizes" in section:
-        problems.append("tournament.table_size: give table_size or table_sizes, not both")
-    raw_sizes = section.get("table_sizes", [section["table_size"]] if "table_size" in section else None)
     if raw_sizes is None:
         problems.append("tournament.table_size: missing (how many bots sit at each table)")
     elif not isinstance(raw_sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in raw_sizes):
-        problems.append(f"tournament.table_sizes: expected a list of integers, got {raw_sizes!r}")
+        problems.append(f"{where('format.table_sizes')}: expected a list of integers, got {raw_sizes!r}")
     elif not raw_sizes:
-        problems.append("tournament.table_sizes: empty; give at least one table size")
+        problems.append(f"{sizes_at}: empty; give at least one table size")
     else:
         sizes = list(raw_sizes)
         for size in sorted({s for s in sizes if sizes.count(s) > 1}):
-            problems.append(f"tournament.table_sizes: {size} is listed twice")
+            problems.append(f"{sizes_at}: {size} is listed twice")
         if rules is not None:
             for size in sizes:
                 if not rules.min_players <= size <= rules.max_players:
                     problems.append(
-                        f"tournament.table_size: {game} tables seat {rules.min_players} to "
-                        f"{rules.max_players}, not {size}"
+                        f"{sizes_at}: {game} tables seat {rules.min_players} to {rules.max_players}, not {size}"
                     )
+    fmt = msgspec.structs.replace(fmt, table_sizes=sizes)
 
-    variants_raw = get("variants", dict, {})
+    variants_raw = raw.get("variants", {})
+    if not isinstance(variants_raw, dict):
+        problems.append(f"tournament.variants: expected a table of KEY = VALUE, got {variants_raw!r}")
+        variants_raw = {}
     variants = {str(k): str(v) for k, v in variants_raw.items()}
     if rules is not None:
         try:
@@ -286,49 +390,63 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         except UnknownVariant as exc:
             problems.append(f"tournament.variants: {exc}")
 
-    time_raw = get("time", dict, {})
-    known_time = _TIME_KEYS | _HARNESS_TIME_KEYS
-    for key in sorted(set(time_raw) - known_time):
-        problems.append(unknown_key(f"tournament.time.{key}", key, known_time))
-    time_values: dict[str, int] = {}
-    for key in sorted(known_time & set(time_raw)):
-        value = time_raw[key]
-        if (problem := time_problem(key, value)) is not None:
-            problems.append(f"tournament.time.{key}: {problem}")
-        else:
-            time_values[key] = value
-    if time_values.get("game_wall_ms", 0) and time_values["game_wall_ms"] < time_values.get("startup_ms", 0):
+    time = TimeSection(**sections["time"])
+    if time.game_wall_ms and time.game_wall_ms < time.startup_ms:
         problems.append(
-            f"tournament.time.game_wall_ms: {time_values['game_wall_ms']} ms is less than startup_ms "
-            f"({time_values['startup_ms']}): a game could end before its bots start"
+            f"{where('time.game_wall_ms')}: {time.game_wall_ms} ms is less than startup_ms "
+            f"({time.startup_ms}): a game could end before its bots start"
         )
-    margin_ms = time_values.pop("margin_ms", DEFAULT_MARGIN_MS)
-    game_wall_ms = time_values.pop("game_wall_ms", 0)
+    if fmt.games_per_entrant is not None and "repetitions" in raw_format:
+        problems.append(f"{where('format.repetitions')}: give games_per_entrant or repetitions, not both")
 
-    games_per_entrant = get("games_per_entrant", int, None, positive=True)
-    repetitions = get("repetitions", int, 1, positive=True)
-    if games_per_entrant is not None and "repetitions" in section:
-        problems.append("tournament.repetitions: give games_per_entrant or repetitions, not both")
-    seed = get("seed", int, 0)
-    concurrency = get("concurrency", int, 4, positive=True)
-    if (problem := count_problem(concurrency, low=1, high=MAX_CONCURRENCY, what="games at once")) is not None:
-        problems.append(f"tournament.concurrency: {problem}")
-    workers = get("workers", int, 0)
-    if (problem := count_problem(workers, low=0, high=MAX_WORKERS, what="(0: one per core)")) is not None:
-        problems.append(f"tournament.workers: {problem}")
-    replays = get("replays", str, None)
+    replays = top.get("replays")
     if replays is not None and not replays.strip():
         problems.append("tournament.replays: empty; name a folder, or leave the key out to keep no replays")
         replays = None
     elif replays is not None and (problem := folder_problem(base / replays)) is not None:
         problems.append(f"tournament.replays: {problem}")
-    illegal = get("illegal_action", str, "forfeit")
-    if illegal not in ("forfeit", "pass"):
-        problems.append(f"tournament.illegal_action: {illegal!r} is not forfeit or pass")
-        illegal = "forfeit"
 
+    entrants, seen, given = _entrants(data.get("entrant", []), base, problems)
+    if given == 0:
+        problems.append("entrant: no [[entrant]] tables; a tournament needs at least as many as a table seats")
+    elif sizes and given < max(sizes) and fmt.kind != "head-to-head":
+        problems.append(f"entrant: {given} entrants cannot fill a table of {max(sizes)}")
+    _check_format(fmt, where, seen, given, problems)
+
+    sandbox = SandboxSection(**sections["sandbox"])
+    executor = ExecutorSection(**sections["executor"])
+    if executor.scheduler is not None and not executor.scheduler.strip():
+        problems.append(
+            f'{where("executor.scheduler")}: expected an address like "tcp://HOST:8786", got {executor.scheduler!r}'
+        )
+    total = 0 if problems else _games_planned(fmt, len(entrants))
+    if total > MAX_GAMES:
+        problems.append(
+            f"tournament: this schedule has {total:,} games, more than the {MAX_GAMES:,} one store holds; "
+            "give fewer games_per_entrant or repetitions (games_per_entrant picks balanced tables "
+            "instead of every possible one)"
+        )
+    if problems:
+        raise ConfigProblems(source, problems)
+    assert game is not None
+    return TournamentConfig(
+        name=name,
+        game=game,
+        entrants=entrants,
+        variants=variants,
+        seed=top.get("seed", 0),
+        replays=str((base / replays).resolve()) if replays else None,
+        illegal_action=top.get("illegal_action", "forfeit"),
+        format=fmt,
+        time=time,
+        sandbox=sandbox,
+        executor=executor,
+    )
+
+
+def _entrants(raw_entrants: object, base: Path, problems: list[str]) -> tuple[list[Entrant], set[str], int]:
+    """The ``[[entrant]]`` tables: the entrants, their names, and how many tables the file gives."""
     entrants: list[Entrant] = []
-    raw_entrants = data.get("entrant", [])
     if not isinstance(raw_entrants, list):
         problems.append("entrant: write each entrant as an [[entrant]] table")
         raw_entrants = []
@@ -358,123 +476,58 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             problems.append(f"{where}.bot: {exc}")
             continue
         entrants.append(Entrant(name=entrant_name, bot=msgspec.structs.replace(spec, name=entrant_name)))
-    if len(raw_entrants) == 0:
-        problems.append("entrant: no [[entrant]] tables; a tournament needs at least as many as a table seats")
-    elif sizes and len(raw_entrants) < max(sizes) and fmt != "head-to-head":
-        problems.append(f"entrant: {len(raw_entrants)} entrants cannot fill a table of {max(sizes)}")
+    return entrants, seen, len(raw_entrants)
 
-    hero = get("hero", str, None)
-    a = get("a", str, None)
-    b = get("b", str, None)
-    if fmt == "gauntlet":
-        if hero is None:
-            problems.append('tournament.hero: the gauntlet format needs hero = "<entrant name>"')
-        elif hero not in seen:
-            problems.append(f"tournament.hero: {hero!r} is not an entrant's name")
-    if fmt == "head-to-head":
-        for key, value in (("a", a), ("b", b)):
+
+def _check_format(fmt: FormatSection, where: Where, names: set[str], given: int, problems: list[str]) -> None:
+    """The format's parameters against each other and the entrants."""
+    if fmt.kind == "gauntlet":
+        if fmt.hero is None:
+            problems.append(f'{where("format.hero")}: the gauntlet format needs hero = "<entrant name>"')
+        elif fmt.hero not in names:
+            problems.append(f"{where('format.hero')}: {fmt.hero!r} is not an entrant's name")
+    if fmt.kind == "head-to-head":
+        for key, value in (("a", fmt.a), ("b", fmt.b)):
             if value is None:
-                problems.append(f'tournament.{key}: the head-to-head format needs {key} = "<entrant name>"')
-            elif value not in seen:
-                problems.append(f"tournament.{key}: {value!r} is not an entrant's name")
-        if a is not None and a == b:
-            problems.append("tournament.b: a and b must be different entrants")
+                problems.append(f'{where("format." + key)}: the head-to-head format needs {key} = "<entrant name>"')
+            elif value not in names:
+                problems.append(f"{where('format.' + key)}: {value!r} is not an entrant's name")
+        if fmt.a is not None and fmt.a == fmt.b:
+            problems.append(f"{where('format.b')}: a and b must be different entrants")
+        sizes = fmt.table_sizes
         if len(sizes) > 1:
-            problems.append(f"tournament.table_sizes: a head-to-head plays at one table size, not {sizes}")
-        elif sizes and len(raw_entrants) < sizes[0] + 1:
+            problems.append(f"{where('format.table_sizes')}: a head-to-head plays at one table size, not {sizes}")
+        elif sizes and given < sizes[0] + 1:
             problems.append(
                 f"entrant: a head-to-head at tables of {sizes[0]} needs {sizes[0] + 1} entrants "
-                f"(a, b and {sizes[0] - 1} opponents), not {len(raw_entrants)}"
+                f"(a, b and {sizes[0] - 1} opponents), not {given}"
             )
-    elo0 = float(get("elo0", (int, float), 0.0))
-    elo1 = float(get("elo1", (int, float), 50.0))
-    for key, value in (("elo0", elo0), ("elo1", elo1)):
-        if not math.isfinite(value) or abs(value) > 2000:
-            problems.append(f"tournament.{key}: must be an Elo difference from -2000 to 2000, got {value:g}")
-    if elo1 <= elo0:
-        problems.append(f"tournament.elo1: must be above elo0 ({elo0:g}), got {elo1:g}")
-    alpha = float(get("alpha", float, 0.05))
-    beta = float(get("beta", float, 0.05))
-    for key, value in (("alpha", alpha), ("beta", beta)):
-        if not 0 < value < 0.5:
-            problems.append(f"tournament.{key}: must be between 0 and 0.5, got {value:g}")
-    max_games = get("max_games", int, 1000, positive=True)
-    reuse_processes = get("reuse_processes", bool, True)
-    sandbox = get("sandbox", str, "standard")
-    try:
-        sandbox = require_level(sandbox)
-    except SandboxUnavailable as exc:
-        problems.append(f"tournament.sandbox: {exc}")
-        sandbox = "standard"
-    limits_raw = get("limits", dict, {})
-    for key in sorted(set(limits_raw) - _LIMIT_KEYS):
-        problems.append(unknown_key(f"tournament.limits.{key}", key, _LIMIT_KEYS))
-    limit_values: dict[str, Any] = {}
-    for key in sorted(_LIMIT_KEYS & set(limits_raw)):
-        value = limits_raw[key]
-        if key == "memory_kind":
-            if value not in ("auto", "as", "data"):
-                problems.append(f"tournament.limits.memory_kind: expected auto, as or data, got {value!r}")
+    if fmt.elo1 <= fmt.elo0:
+        problems.append(f"{where('format.elo1')}: must be above elo0 ({fmt.elo0:g}), got {fmt.elo1:g}")
+
+
+def _first_name(section: str, key: str) -> str:
+    """The name the README's file gives a setting of ``section``: its first spelling, else ``section.key``."""
+    if _WORD_SECTIONS.get(section) == key:
+        return section
+    if _MOVED.get(key) == (section, key):
+        return key
+    if (section, key) == ("sandbox", "limits"):
+        return "limits"
+    return f"{section}.{key}"
+
+
+def flat_settings(config: TournamentConfig) -> dict[str, Any]:
+    """Every setting by the name the README's file gives it: ``format``, ``table_sizes``, ``time.move_ms``, ``limits.cpu_s``."""
+    flat: dict[str, Any] = {}
+    for key, value in msgspec.to_builtins(config).items():
+        if key not in _SECTIONS:
+            flat[key] = value
+            continue
+        for inner, setting in value.items():
+            name = _first_name(key, inner)
+            if isinstance(setting, dict):
+                flat.update({f"{name}.{k}": v for k, v in setting.items()})
             else:
-                limit_values[key] = value
-        elif (problem := limit_problem(key, value)) is not None:
-            problems.append(f"tournament.limits.{key}: {problem}")
-        else:
-            limit_values[key] = value
-    total = 0 if problems else _games_planned(fmt, len(entrants), sizes, games_per_entrant, repetitions, max_games)
-    if total > MAX_GAMES:
-        problems.append(
-            f"tournament: this schedule has {total:,} games, more than the {MAX_GAMES:,} one store holds; "
-            "give fewer games_per_entrant or repetitions (games_per_entrant picks balanced tables "
-            "instead of every possible one)"
-        )
-
-    executor = _parse_executor(get("executor", dict, {}), problems)
-
-    if problems:
-        raise ConfigProblems(source, problems)
-    return TournamentConfig(
-        name=name,
-        game=game,
-        format=fmt,
-        table_sizes=sizes,
-        entrants=entrants,
-        variants=variants,
-        games_per_entrant=games_per_entrant,
-        repetitions=repetitions,
-        seed=seed,
-        concurrency=concurrency,
-        workers=workers,
-        replays=str((base / replays).resolve()) if replays else None,
-        illegal_action=illegal,
-        time=TimeControl(**time_values),
-        hero=hero,
-        a=a,
-        b=b,
-        elo0=elo0,
-        elo1=elo1,
-        alpha=alpha,
-        beta=beta,
-        max_games=max_games,
-        reuse_processes=reuse_processes,
-        sandbox=sandbox,
-        limits=BotLimits(**limit_values),
-        margin_ms=margin_ms,
-        game_wall_ms=game_wall_ms,
-        executor=executor,
-    )
-
-
-def _parse_executor(raw: dict[str, Any], problems: list[str]) -> ExecutorSettings:
-    """The ``[tournament.executor]`` table; its problems are added to ``problems``."""
-    for key in sorted(set(raw) - _EXECUTOR_KEYS):
-        problems.append(unknown_key(f"tournament.executor.{key}", key, _EXECUTOR_KEYS))
-    kind = raw.get("kind", "local")
-    if kind not in ("local", "dask"):
-        problems.append(f"tournament.executor.kind: {kind!r} is not local or dask")
-        kind = "local"
-    scheduler = raw.get("scheduler")
-    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-        problems.append(f'tournament.executor.scheduler: expected an address like "tcp://HOST:8786", got {scheduler!r}')
-        scheduler = None
-    return ExecutorSettings(kind=kind, scheduler=scheduler)
+                flat[name] = setting
+    return flat

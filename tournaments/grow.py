@@ -24,7 +24,7 @@ from typing import Any, Literal
 import msgspec
 
 from referee.bots import BotSpec
-from tournaments.config import TournamentConfig
+from tournaments.config import TournamentConfig, flat_settings
 from tournaments.plan import build_schedule
 from tournaments.schedule import (
     ScheduledGame,
@@ -40,10 +40,7 @@ __all__ = ["GrowthRefused", "Opened", "align_entrants", "extension_games", "inco
 
 # Settings whose change makes old and new games different contests. ``name``
 # is here too: it names the store's replays, which the old results point to.
-_FIXED = (
-    "name", "game", "format", "variants", "table_sizes", "seed", "hero", "a", "b",
-    "illegal_action", "sandbox", "margin_ms", "game_wall_ms",
-)  # fmt: skip
+_FIXED = ("name", "game", "format", "variants", "table_sizes", "seed", "hero", "a", "b", "illegal_action", "sandbox")
 
 
 class GrowthRefused(StoreError):
@@ -79,11 +76,7 @@ def align_entrants(stored: TournamentConfig, wanted: TournamentConfig) -> Tourna
 
 def _flat(config: TournamentConfig) -> dict[str, Any]:
     """The settings by the names a tournament file gives them (``time.move_ms``, ``limits.cpu_s``)."""
-    fields: dict[str, Any] = msgspec.to_builtins(config)
-    for table in ("time", "limits"):
-        for key, value in fields.pop(table).items():
-            fields[f"{table}.{key}"] = value
-    return fields
+    return flat_settings(config)
 
 
 def incomparable_changes(stored: TournamentConfig, wanted: TournamentConfig) -> list[str]:
@@ -97,11 +90,11 @@ def incomparable_changes(stored: TournamentConfig, wanted: TournamentConfig) -> 
     for key in fixed:
         if old.get(key) != new.get(key):
             changes.append(f"{key} = {_show(old.get(key))} (the file now says {_show(new.get(key))})")
-    if (stored.games_per_entrant is None) != (wanted.games_per_entrant is None):
-        was = "repetitions" if stored.games_per_entrant is None else "games_per_entrant"
+    if (stored.format.games_per_entrant is None) != (wanted.format.games_per_entrant is None):
+        was = "repetitions" if stored.format.games_per_entrant is None else "games_per_entrant"
         changes.append(f"the store counts games by {was}; keep counting by {was}")
     else:
-        growing = ("max_games",) if wanted.format == "head-to-head" else ("games_per_entrant", "repetitions")
+        growing = ("max_games",) if wanted.format.kind == "head-to-head" else ("games_per_entrant", "repetitions")
         for key in growing:
             if old[key] is not None and new[key] is not None and new[key] < old[key]:
                 changes.append(f"{key} = {old[key]} (the file now says {new[key]}; played games cannot be taken back)")
@@ -149,11 +142,11 @@ def extension_games(
     once per Williams row on a deal of its own.
     """
     next_index = len(schedule)
-    if wanted.format == "head-to-head":
+    if wanted.format.kind == "head-to-head":
         return _more_deals(wanted, schedule, key, next_index)
     n = len(wanted.entrants)
     games: list[ScheduledGame] = []
-    for block, k in enumerate(wanted.table_sizes):
+    for block, k in enumerate(wanted.format.table_sizes):
         block_seed = deal_seed(wanted.seed, 1_000_000 + block)
         rows = len(williams_design(k))
         members: dict[int, tuple[int, ...]] = {}
@@ -167,18 +160,18 @@ def extension_games(
                 have[e] += 1
         # Seeded by the tables already there, so each growth step shuffles its own way.
         seed = deal_seed(block_seed, 2_000_000 + local_count)
-        if wanted.format == "round-robin" and wanted.games_per_entrant is None:
-            target = Counter({subset: wanted.repetitions for subset in combinations(range(n), k)})
+        if wanted.format.kind == "round-robin" and wanted.format.games_per_entrant is None:
+            target = Counter({subset: wanted.format.repetitions for subset in combinations(range(n), k)})
             missing = target - Counter(members.values())
             tables = sorted(missing.elements())
             _shuffle(tables, seed)
-        elif wanted.format == "round-robin":
-            assert wanted.games_per_entrant is not None
-            per_entrant = -(-wanted.games_per_entrant // rows)
+        elif wanted.format.kind == "round-robin":
+            assert wanted.format.games_per_entrant is not None
+            per_entrant = -(-wanted.format.games_per_entrant // rows)
             tables = extension_tables(have, [max(0, per_entrant - h) for h in have], k, seed=seed)
         else:
-            hero = [e.name for e in wanted.entrants].index(wanted.hero or "")
-            wanted_games = wanted.games_per_entrant or rows * math.comb(n - 1, k - 1)
+            hero = [e.name for e in wanted.entrants].index(wanted.format.hero or "")
+            wanted_games = wanted.format.games_per_entrant or rows * math.comb(n - 1, k - 1)
             hero_tables = max(have[hero], -(-wanted_games // rows))
             # A fair share of the hero's tables for every member of the field, new members included.
             field_share = hero_tables * (k - 1) // (n - 1)
@@ -200,10 +193,10 @@ def _more_deals(
 ) -> list[ScheduledGame]:
     """A head-to-head's deals beyond the stored ones, up to its budget; opponents drawn evenly."""
     names = [e.name for e in wanted.entrants]
-    a, b = names.index(wanted.a or ""), names.index(wanted.b or "")
-    k = wanted.table_sizes[0]
+    a, b = names.index(wanted.format.a or ""), names.index(wanted.format.b or "")
+    k = wanted.format.table_sizes[0]
     rows = len(williams_design(k))
-    deals = max(1, wanted.max_games // (2 * rows))
+    deals = max(1, wanted.format.max_games // (2 * rows))
     stored_deals = max((game.table for game in schedule), default=-1) + 1
     if deals <= stored_deals:
         return []

@@ -39,27 +39,27 @@ def build_schedule(config: TournamentConfig, deal_key: bytes | None = None) -> l
     key = secrets.token_bytes(32) if deal_key is None else deal_key
     n = len(config.entrants)
     games: list[ScheduledGame] = []
-    if config.format == "head-to-head":
+    if config.format.kind == "head-to-head":
         for pair in head_to_head_pairs(config, key):
             for seating in (pair.seating_a, pair.seating_b):
                 games.append(
                     ScheduledGame(index=len(games), table=pair.deal, row=pair.row, seed=pair.seed, seating=seating)
                 )
         return games
-    for block, k in enumerate(config.table_sizes):
+    for block, k in enumerate(config.format.table_sizes):
         rows = len(williams_design(k))
         # Public: it picks and orders the tables, not the deals.
         block_seed = deal_seed(config.seed, 1_000_000 + block)
-        if config.format == "gauntlet":
-            assert config.hero is not None
-            hero = [e.name for e in config.entrants].index(config.hero)
-            wanted = config.games_per_entrant or rows * math.comb(n - 1, k - 1)
+        if config.format.kind == "gauntlet":
+            assert config.format.hero is not None
+            hero = [e.name for e in config.entrants].index(config.format.hero)
+            wanted = config.format.games_per_entrant or rows * math.comb(n - 1, k - 1)
             tables = gauntlet_tables(n, k, hero, max(1, math.ceil(wanted / rows)), block_seed)
-        elif config.games_per_entrant is not None:
-            count = tables_for_games_per_entrant(n, k, config.games_per_entrant)
+        elif config.format.games_per_entrant is not None:
+            count = tables_for_games_per_entrant(n, k, config.format.games_per_entrant)
             tables = round_robin_tables(n, k, count, block_seed)
         else:
-            tables = round_robin_tables(n, k, None, block_seed) * config.repetitions
+            tables = round_robin_tables(n, k, None, block_seed) * config.format.repetitions
         for game in expand(tables, None, block_seed, key):
             games.append(msgspec.structs.replace(game, index=len(games), table=game.table + 10_000 * block))
     return games
@@ -68,8 +68,10 @@ def build_schedule(config: TournamentConfig, deal_key: bytes | None = None) -> l
 def head_to_head_pairs(config: TournamentConfig, deal_key: bytes) -> list[HeadToHeadPair]:
     """The duplicate pairs of a head-to-head test, up to the game budget; deals keyed with ``deal_key``."""
     names = [e.name for e in config.entrants]
-    assert config.a is not None and config.b is not None
-    k = config.table_sizes[0]
+    assert config.format.a is not None and config.format.b is not None
+    k = config.format.table_sizes[0]
     rows = len(williams_design(k))
-    deals = max(1, config.max_games // (2 * rows))
-    return head_to_head(len(names), k, names.index(config.a), names.index(config.b), deals, config.seed, deal_key)
+    deals = max(1, config.format.max_games // (2 * rows))
+    return head_to_head(
+        len(names), k, names.index(config.format.a), names.index(config.format.b), deals, config.seed, deal_key
+    )

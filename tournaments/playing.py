@@ -23,19 +23,14 @@ from referee.seats import WarmPool
 from referee.settings import RefereeSettings
 from tournaments.config import TournamentConfig
 from tournaments.schedule import ScheduledGame
+from tournaments.settings import referee_settings
 
 __all__ = ["play_scheduled", "prepare_replays", "replay_path", "replays_folder", "settings_for"]
 
 
 def settings_for(config: TournamentConfig) -> RefereeSettings:
-    return RefereeSettings(
-        time=config.time,
-        illegal_action=config.illegal_action,
-        sandbox=config.sandbox,
-        limits=config.limits,
-        margin_ms=config.margin_ms,
-        game_wall_s=config.game_wall_ms / 1000,
-    )
+    """How each game of the tournament is refereed."""
+    return referee_settings(config.time, config.sandbox, config.illegal_action)
 
 
 def replays_folder(config: TournamentConfig, tournament: str) -> Path | None:

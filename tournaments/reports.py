@@ -104,13 +104,14 @@ def head_to_head_test(store: Store) -> tuple[Sprt, int] | None:
     the first one not finished, exactly as they are fed while playing.
     """
     config = store.config()
-    if config.format != "head-to-head":
+    if config.format.kind != "head-to-head":
         return None
-    assert config.a is not None and config.b is not None
+    assert config.format.a is not None and config.format.b is not None
     names = store.entrant_names()
-    a, b = names.index(config.a), names.index(config.b)
+    a, b = names.index(config.format.a), names.index(config.format.b)
     by_index = {game.game: game for game in store.finished()}
-    test = Sprt(config.elo0, config.elo1, config.alpha, config.beta, max_pairs=max(1, config.max_games // 2))
+    fmt = config.format
+    test = Sprt(fmt.elo0, fmt.elo1, fmt.alpha, fmt.beta, max_pairs=max(1, fmt.max_games // 2))
     pair = 0
     while (first := by_index.get(2 * pair)) is not None and (second := by_index.get(2 * pair + 1)) is not None:
         rank_a = next(s.rank for s in first.seats if s.entrant == a)
@@ -175,7 +176,8 @@ def standings(store: Store, *, top: int = 8) -> Standings:
 
 def _under_test(store: Store) -> list[str]:
     config = store.config()
-    return [config.a, config.b] if config.format == "head-to-head" and config.a and config.b else []
+    fmt = config.format
+    return [fmt.a, fmt.b] if fmt.kind == "head-to-head" and fmt.a and fmt.b else []
 
 
 def crosstable(store: Store) -> Crosstable:
@@ -234,9 +236,17 @@ def game_rows(store: Store, *, entrant: str | None = None, termination: str | No
             n = len(seat_names)
             rows.append(
                 GameRow(
-                    game=failed.game, seed=seeds[failed.game], seconds=0.0, ended_by="harness error",
-                    seats=seat_names, ranks=[0] * n, scores=[0] * n, terminations=[""] * n, replay=None,
-                    error=failed.error, traceback=failed.traceback,
+                    game=failed.game,
+                    seed=seeds[failed.game],
+                    seconds=0.0,
+                    ended_by="harness error",
+                    seats=seat_names,
+                    ranks=[0] * n,
+                    scores=[0] * n,
+                    terminations=[""] * n,
+                    replay=None,
+                    error=failed.error,
+                    traceback=failed.traceback,
                 )
             )
         rows.sort(key=lambda row: row.game)

@@ -142,7 +142,7 @@ async def run_pending(
         settings=settings_for(config),
         tournament=tournament,
         concurrency=max(1, concurrency),
-        warm=config.reuse_processes,
+        warm=config.executor.reuse_processes,
     )
     chosen = executor if executor is not None else local_executor(workers)
     write_lock = trio.Lock()
@@ -196,7 +196,7 @@ class SequentialStop:
         self.test: Sprt | None = found[0] if found is not None else None
         self.next_pair = found[1] if found is not None else 0
         names = [e.name for e in config.entrants]
-        self.heroes = (names.index(config.a or names[0]), names.index(config.b or names[0]))
+        self.heroes = (names.index(config.format.a or names[0]), names.index(config.format.b or names[0]))
         self.ranks: dict[int, int] = {}  # game index -> rank of the entrant under test
 
     def should_stop(self) -> bool:
@@ -264,8 +264,8 @@ def run_tournament(
         RunStarted(how=opened.how, new_entrants=opened.new_entrants, new_games=opened.new_games, done=done,
                    errors=errors, total=total)
     )  # fmt: skip
-    workers = workers if workers is not None else (config.workers or default_workers())
-    concurrency = concurrency if concurrency is not None else max(config.concurrency, workers)
+    workers = workers if workers is not None else (config.executor.workers or default_workers())
+    concurrency = concurrency if concurrency is not None else max(config.executor.concurrency, workers)
     sequential = SequentialStop(config, store)
 
     def on_result(game: ScheduledGame, record: MatchRecord) -> None:

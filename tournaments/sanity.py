@@ -1,9 +1,9 @@
-"""Values that cannot work, caught before anything runs: one problem line each, or None.
+"""The bounds beyond which a value is a typo, and the checks of folders, files and counts the command line shares.
 
-Shared by the tournament file (``tournaments.config``) and the command line
-options, so ``time.startup_ms = 0`` and ``--startup-ms 0`` are refused alike,
-for the same reason. Each check returns the problem in words that say what
-to do, without the name of the setting; the caller puts the name in front.
+A setting's own range is declared with the setting (``tournaments.settings``,
+``referee.settings.BotLimits``). Each check here returns the problem in words
+that say what to do, without the name of the setting; the caller puts the
+name in front.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ __all__ = [
     "count_problem",
     "file_target_problem",
     "folder_problem",
-    "limit_problem",
-    "time_problem",
 ]
 
 MIN_STARTUP_MS = 100
@@ -35,53 +33,9 @@ MAX_CONCURRENCY = 4096
 MAX_WORKERS = 1024
 """Referee processes: one per core is the most that helps."""
 
-# Each limit: the smallest value a bot can live with (0 always means no limit) and the largest that is not a typo.
-_LIMIT_RANGES: dict[str, tuple[int, int, str]] = {
-    "memory_mb": (32, 16 << 20, "MiB; below 32 no interpreter starts"),
-    "cpu_s": (1, 365 * 24 * 3600, "CPU seconds"),
-    "open_files": (16, 1 << 20, "descriptors; below 16 a bot cannot open its own runtime"),
-    "file_mb": (1, 16 << 20, "MiB"),
-    "processes": (1, 1 << 22, "processes"),
-    "tmp_mb": (1, 16 << 20, "MiB"),
-}
-
 
 def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def time_problem(key: str, value: object) -> str | None:
-    """What is wrong with a clock setting (``move_ms``, ``bank_ms``, ``startup_ms``, ``margin_ms``, ``game_wall_ms``)."""
-    if not _whole(value):
-        return f"expected a whole number of milliseconds, {'1' if key == 'move_ms' else '0'} or more, got {value!r}"
-    assert isinstance(value, int)
-    if value > MAX_MS:
-        return f"{value} ms is more than a week; give milliseconds (at most {MAX_MS})"
-    if key == "startup_ms" and value < MIN_STARTUP_MS:
-        return (
-            f"{value} ms is too short for any bot to start (an interpreter alone takes tens of ms); "
-            f"give at least {MIN_STARTUP_MS}"
-        )
-    if key == "move_ms" and value < 1:
-        return f"must be at least 1 ms, got {value}"
-    if key == "game_wall_ms" and 0 < value < MIN_STARTUP_MS:
-        return f"{value} ms ends every game before its bots start; give 0 (no limit) or at least {MIN_STARTUP_MS}"
-    if value < 0:
-        return f"must be 0 or more milliseconds, got {value}"
-    return None
-
-
-def limit_problem(key: str, value: object) -> str | None:
-    """What is wrong with a per-bot resource limit (0: no limit)."""
-    if not _whole(value):
-        return f"expected a whole number, 0 or more (0: no limit), got {value!r}"
-    assert isinstance(value, int)
-    low, high, unit = _LIMIT_RANGES[key]
-    if value < 0:
-        return f"must be 0 (no limit) or more, got {value}"
-    if 0 < value < low or value > high:
-        return f"{value} cannot work: give 0 (no limit) or {low} to {high} ({unit})"
-    return None
 
 
 def count_problem(value: object, *, low: int, high: int, what: str) -> str | None:

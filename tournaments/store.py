@@ -30,7 +30,7 @@ import msgspec
 
 from referee.match import MatchRecord
 from referee.private import create_private, make_private_dirs, tighten
-from tournaments.config import TournamentConfig
+from tournaments.config import TournamentConfig, decode_stored
 from tournaments.schedule import ScheduledGame
 
 __all__ = ["FinishedGame", "HarnessError", "SeatRow", "Store", "StoreError"]
@@ -237,7 +237,7 @@ class Store:
         row = self.db.execute("SELECT config FROM tournament").fetchone()
         if row is None:
             raise StoreError(f"{self.path}: holds no tournament yet")
-        return msgspec.json.decode(row[0], type=TournamentConfig)
+        return decode_stored(row[0])
 
     def begin(self, config: TournamentConfig, schedule: Sequence[ScheduledGame]) -> bool:
         """Store a new tournament and its schedule; False if it is already there (a resume).
@@ -377,9 +377,7 @@ class Store:
         """Record that refereeing ``game`` failed: it is not rated and a resume does not play it again."""
         try:
             with self._transaction():
-                self.db.execute(
-                    "INSERT INTO harness_error VALUES (?, ?, ?, ?)", (game.index, _now(), error, traceback)
-                )
+                self.db.execute("INSERT INTO harness_error VALUES (?, ?, ?, ?)", (game.index, _now(), error, traceback))
         except sqlite3.IntegrityError:
             raise StoreError(f"game {game.index} is already recorded in {self.path}") from None
         except sqlite3.DatabaseError as exc:

@@ -98,7 +98,7 @@ async def test_the_margin_is_added_to_every_deadline_and_not_told_to_bots(
 async def test_the_game_wall_limit_ends_a_long_game_and_names_the_limit(autojump_clock: Any) -> None:
     # Every answer is on time (40 ms of 100), but 3 s for the whole game runs out
     # long before a game of about 100 decisions is over.
-    settings = RefereeSettings(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=0, game_wall_s=3.0)
+    settings = RefereeSettings(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=0, game_wall_ms=3000)
     bots = [ScriptedBot(answering_after(0.04), name=f"b{i}") for i in range(3)]
     record = await run_match(SPEC, bots, settings)
     first = record.result.terminations[0]
@@ -121,7 +121,10 @@ async def test_no_ready_within_the_startup_limit_is_a_timeout(autojump_clock: An
     [
         (lambda m: [b"this is not json"], "not valid JSON"),
         (lambda m: [line({"type": "action", "id": m["id"] + 7, "action": PASS})], "answered request"),
-        (lambda m: [line({"type": "action", "id": m["id"], "action": {"type": "place", "placements": 3}})], "wrong shape"),
+        (
+            lambda m: [line({"type": "action", "id": m["id"], "action": {"type": "place", "placements": 3}})],
+            "wrong shape",
+        ),
         (lambda m: [line({"type": "action", "id": m["id"], "action": {"type": "fold"}})], "wrong shape"),
         (lambda m: [ready()], "instead of an action"),
         (lambda m: [line({"type": "log", "message": "x"})] * 101, "flood"),

@@ -194,10 +194,12 @@ def test_the_referees_open_file_limit_is_raised() -> None:
 def test_a_tournament_chooses_its_sandbox_and_limits(tmp_path: Path) -> None:
     base: dict[str, Any] = {"tournament": {"game": "vendetta", "table_size": 3},
             "entrant": [{"name": f"p{i}", "bot": str(TEST_BOTS / "passer")} for i in range(3)]}  # fmt: skip
-    assert parse_tournament(base, base=tmp_path).sandbox == "standard"
+    assert parse_tournament(base, base=tmp_path).sandbox.level == "standard"
     base["tournament"] |= {"sandbox": "none", "limits": {"memory_mb": 512, "memory_kind": "data", "processes": 0}}
     config = parse_tournament(base, base=tmp_path)
-    assert config.sandbox == "none" and config.limits == BotLimits(memory_mb=512, memory_kind="data", processes=0)
+    assert config.sandbox.level == "none" and config.sandbox.limits == BotLimits(
+        memory_mb=512, memory_kind="data", processes=0
+    )
     base["tournament"] |= {"sandbox": "jail", "limits": {"memory_mb": -1, "memory_kind": "rss", "cores": 2}}
     with pytest.raises(ConfigProblems) as caught:
         parse_tournament(base, base=tmp_path)

@@ -10,17 +10,16 @@ import trio
 import typer
 from rich.markup import escape
 
-from protocol.messages import TimeControl
 from referee.bots import load_bot
 from referee.games import get_rules
 from referee.sandbox import require_level
-from referee.settings import RefereeSettings
 from tournaments.checkbot.checks import Report, check_bot
 from tournaments.cli.common import console, err_console, exit_on_interrupt, user_errors
-from tournaments.sanity import time_problem
+from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
 
 __all__ = ["check_bot_command", "print_report"]
 
+_TIME = TimeSection()
 _MARK = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip[/]"}
 
 
@@ -50,9 +49,9 @@ def print_report(report: Report) -> None:
 def check_bot_command(
     bot: Annotated[str, typer.Argument(help="a folder with bot.toml, or a command line in quotes")],
     game: Annotated[str, typer.Option(help="vendetta or sicilianos")] = "vendetta",
-    move_ms: Annotated[int, typer.Option(help="time per decision, ms")] = TimeControl().move_ms,
-    bank_ms: Annotated[int, typer.Option(help="overage bank per game, ms")] = TimeControl().bank_ms,
-    startup_ms: Annotated[int, typer.Option(help="time to answer start with ready, ms")] = TimeControl().startup_ms,
+    move_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "move_ms"))] = _TIME.move_ms,
+    bank_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "bank_ms"))] = _TIME.bank_ms,
+    startup_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "startup_ms"))] = _TIME.startup_ms,
     sandbox: Annotated[str, typer.Option(help="none, standard or strict; see docs/sandbox.md")] = "standard",
     json: Annotated[bool, typer.Option("--json", help="print the report as one JSON object")] = False,
 ) -> None:
@@ -64,11 +63,12 @@ def check_bot_command(
         get_rules(game)
         # The same bounds as famiglia play: a clock no bot can meet is the user's mistake, not the bot's.
         for key, value in (("move_ms", move_ms), ("bank_ms", bank_ms), ("startup_ms", startup_ms)):
-            if (problem := time_problem(key, value)) is not None:
+            if (problem := field_problem(TimeSection, key, value)) is not None:
                 raise ValueError(f"--{key.replace('_', '-')} {value}: {problem}")
         level = require_level(sandbox)
         spec = load_bot(bot)
-    settings = RefereeSettings(time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms), sandbox=level)
+    time = TimeSection(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms)
+    settings = referee_settings(time, SandboxSection(level=level), "forfeit")
 
     def progress(name: str) -> None:
         if not json and err_console.is_terminal:

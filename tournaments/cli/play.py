@@ -13,17 +13,19 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from protocol.messages import TimeControl
 from referee.bots import BotSpec, load_bot
 from referee.match import BotChannel, MatchRecord, MatchSpec
 from referee.play import check_table, play_match, prepare_bots
 from referee.sandbox import require_level
-from referee.settings import DEFAULT_MARGIN_MS, RefereeSettings
+from referee.settings import RefereeSettings
 from tournaments.cli.common import console, exit_on_interrupt, fail, user_errors
 from tournaments.human.seat import HumanSeat
-from tournaments.sanity import file_target_problem, time_problem
+from tournaments.sanity import file_target_problem
+from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
 
 __all__ = ["HUMAN", "parse_variants", "play", "print_record"]
+
+_TIME = TimeSection()
 
 HUMAN = "human"
 """The word that puts the person at this terminal in a seat (any number of seats)."""
@@ -99,17 +101,15 @@ def play(
     ] = None,
     replay: Annotated[Path | None, typer.Option(help="write the replay here (JSON lines)")] = None,
     variant: Annotated[list[str], typer.Option(help="a rules variant KEY=VALUE; repeat for several")] = [],  # noqa: B006
-    move_ms: Annotated[int, typer.Option(help="time per decision, ms")] = TimeControl().move_ms,
-    bank_ms: Annotated[int, typer.Option(help="overage bank per game, ms")] = TimeControl().bank_ms,
-    startup_ms: Annotated[int, typer.Option(help="time to answer start with ready, ms")] = TimeControl().startup_ms,
-    margin_ms: Annotated[
-        int, typer.Option(help="added to every deadline for the harness's own delays, ms (bots are not told)")
-    ] = DEFAULT_MARGIN_MS,
-    game_wall_ms: Annotated[int, typer.Option(help="a limit on the whole game, ms (0: none)")] = 0,
+    move_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "move_ms"))] = _TIME.move_ms,
+    bank_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "bank_ms"))] = _TIME.bank_ms,
+    startup_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "startup_ms"))] = _TIME.startup_ms,
+    margin_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "margin_ms"))] = _TIME.margin_ms,
+    game_wall_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "game_wall_ms"))] = _TIME.game_wall_ms,
     illegal: Annotated[str, typer.Option(help="what an illegal action costs: forfeit or pass")] = "forfeit",
     sandbox: Annotated[
         str, typer.Option(help="how bots are contained: none, standard or strict (bubblewrap); see docs/sandbox.md")
-    ] = RefereeSettings().sandbox,
+    ] = SandboxSection().level,
     json: Annotated[bool, typer.Option("--json", help="print the result as one JSON object")] = False,
 ) -> None:
     """Play one match between bots and print the ranking."""
@@ -118,7 +118,7 @@ def play(
     clocks = {"move_ms": move_ms, "bank_ms": bank_ms, "startup_ms": startup_ms, "margin_ms": margin_ms,
               "game_wall_ms": game_wall_ms}  # fmt: skip
     for key, value in clocks.items():
-        if (problem := time_problem(key, value)) is not None:
+        if (problem := field_problem(TimeSection, key, value)) is not None:
             fail(f"--{key.replace('_', '-')} {value}: {problem}")
     if seed is not None and not 0 <= seed < 2**63:
         fail(f"--seed {seed}: give a whole number from 0 to {2**63 - 1}")
@@ -137,12 +137,8 @@ def play(
     if seed is None:
         # 63 bits: too many for a bot to try every seed against the cards it sees.
         seed = secrets.randbits(63)
-    settings = RefereeSettings(
-        time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
-        illegal_action="forfeit" if illegal == "forfeit" else "pass",
-        sandbox=level,
-        margin_ms=margin_ms,
-        game_wall_s=game_wall_ms / 1000,
+    settings = referee_settings(
+        TimeSection(**clocks), SandboxSection(level=level), "forfeit" if illegal == "forfeit" else "pass"
     )
     # The match id goes to the bots: random, never the seed, which would give them every future draw.
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{secrets.token_hex(4)}")

@@ -119,7 +119,7 @@ def play_with_display(
     """
     if (problem := file_target_problem(db)) is not None:
         fail(f"--db {db}: {problem}")
-    workers = workers if workers is not None else (config.workers or default_workers())
+    workers = workers if workers is not None else (config.executor.workers or default_workers())
     with user_errors():
         chosen = executor_for(executor, workers=workers, scheduler=scheduler)
         check_tournament_capacity(config, concurrency, workers)  # before the store is touched
@@ -179,7 +179,7 @@ def play_with_display(
                     + (f" ({event.errors} of them harness errors, not played again)" if event.errors else ""),
                     highlight=False,
                 )
-            console.print(f"sandbox: {config.sandbox} ({sandbox_summary(config.sandbox)})", highlight=False)
+            console.print(f"sandbox: {config.sandbox.level} ({sandbox_summary(config.sandbox.level)})", highlight=False)
             progress.update(task, total=event.total, completed=recorded)
         elif isinstance(event, GameDone):
             played_now += 1
