@@ -176,8 +176,8 @@ class _Block:
         return list(zip(self.chunks, self.ties, strict=True))
 
 
-def _all_values(lists: list[list[int]], total: int) -> IntArray:
-    """The values of all lists, in order, as one array.
+def _all_values(lists: list[list[int]], total: int) -> NDArray[np.uint8] | IntArray:
+    """The values of all lists, in order, as one array: uint8 if they fit, else int64.
 
     Both np.fromiter and bytearray read an iterator in C; bytearray takes about half
     the time but only holds 0..255, which covers ranks and the entrants of any field
@@ -187,10 +187,12 @@ def _all_values(lists: list[list[int]], total: int) -> IntArray:
         small = bytearray(chain.from_iterable(lists))
     except (TypeError, ValueError):
         return np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
-    return np.frombuffer(small, dtype=np.uint8).astype(np.int64)
+    return np.frombuffer(small, dtype=np.uint8)
 
 
-def _flatten(games: Sequence[RatedGame]) -> tuple[IntArray, IntArray, IntArray]:
+def _flatten(
+    games: Sequence[RatedGame],
+) -> tuple[IntArray, NDArray[np.uint8] | IntArray, NDArray[np.uint8] | IntArray]:
     """Table size of every game, and all seatings and all ranks as two flat arrays.
 
     The values are read with map/chain in C (see _all_values): for a million games
@@ -213,7 +215,9 @@ def _flatten(games: Sequence[RatedGame]) -> tuple[IntArray, IntArray, IntArray]:
     return sizes, _all_values(seatings, total), _all_values(rankings, total)
 
 
-def _cells(seating: IntArray, ranks: IntArray, n: int) -> tuple[IntArray, FloatArray | None]:
+def _cells(
+    seating: NDArray[np.uint8] | IntArray, ranks: NDArray[np.uint8] | IntArray, n: int
+) -> tuple[IntArray, FloatArray | None]:
     """For G x k entrants and ranks (a row per game, by seat): the cell in each finishing
     position, and the ties.
 
@@ -230,14 +234,13 @@ def _cells(seating: IntArray, ranks: IntArray, n: int) -> tuple[IntArray, FloatA
         # Bit r for rank r in 1..k, bit 0 for any other rank: the ranks are a
         # permutation exactly when their bits make 1..k.
         valid = (ranks >= 1) & (ranks <= k)
-        bits = np.left_shift(1, ranks * valid)
+        bits = np.left_shift(np.int64(1), ranks * valid)
         permutation = np.bitwise_or.reduce(bits, axis=1) == (1 << (k + 1)) - 2
     else:
         permutation = np.zeros(g, dtype=bool)
     if permutation.all():
         # Flat index of (game, rank - 1): one scatter for the whole block.
-        target = ranks - 1
-        target += np.arange(0, g * k, k)[:, None]
+        target = np.arange(-1, g * k - 1, k)[:, None] + ranks
         np.put(cells, target, value)
         return cells, None
     simple = np.flatnonzero(permutation)
@@ -265,7 +268,10 @@ def _blocks(games: Sequence[RatedGame], n: int, seat_offsets: bool) -> tuple[lis
     sizes, flat_seating, flat_ranks = _flatten(games)
     if len(flat_seating) and (flat_seating.min() < 0 or flat_seating.max() >= n):
         raise ValueError(f"a game seats an entrant outside 0..{n - 1}")
-    table_sizes = [int(k) for k in np.unique(sizes)]
+    table_sizes = [int(k) for k in np.flatnonzero(np.bincount(sizes))]
+    # The table size of each value's game, in a byte when it fits (the usual case).
+    narrow = np.int64 if table_sizes and table_sizes[-1] > 255 else np.uint8
+    each_size = np.repeat(sizes.astype(narrow), sizes) if len(table_sizes) > 1 else sizes
     blocks: list[_Block] = []
     offset = n
     for k in table_sizes:
@@ -273,7 +279,7 @@ def _blocks(games: Sequence[RatedGame], n: int, seat_offsets: bool) -> tuple[lis
             seating, ranks = flat_seating.reshape(-1, k), flat_ranks.reshape(-1, k)
         else:
             # The values of this size's games, a row per game.
-            mine = np.repeat(sizes == k, sizes)
+            mine = each_size == k
             seating, ranks = flat_seating[mine].reshape(-1, k), flat_ranks[mine].reshape(-1, k)
         cells, ties = _cells(seating, ranks, n)
         del seating, ranks
@@ -331,6 +337,18 @@ def _cell_utilities(params: FloatArray, block: _Block, n: int, seat_offsets: boo
     return utility, np.exp(utility)
 
 
+def _sum_of_logs(risk: FloatArray) -> float:
+    """The sum of log(risk): as the log of each game's product of its k risk sets, one
+    log per game rather than per player (log costs several times a product), unless a
+    product leaves the range where it is exact to rounding."""
+    product = risk[0].copy()
+    for row in risk[1:]:
+        product *= row
+    if product.min() > 1e-300 and product.max() < 1e300:
+        return float(np.log(product).sum())
+    return float(np.log(risk).sum())
+
+
 def _game_terms(
     utility: FloatArray, w_cell: FloatArray, cells: IntArray, ties: FloatArray | None
 ) -> tuple[float, _GameTerms]:
@@ -352,12 +370,11 @@ def _game_terms(
         w = np.exp(u)
         risk = _suffix_sums(w)
         shift = float(top.sum()) * len(cells)  # sum_q c_q = k in every game
-    log_risk = np.log(risk)
     if ties is None:
-        total = float(log_risk.sum())
+        total = _sum_of_logs(risk)
         inv = 1.0 / risk
     else:
-        total = float((ties * log_risk).sum())
+        total = float((ties * np.log(risk)).sum())
         inv = ties / risk
     return total + shift, _GameTerms(w=w, a_cum=_prefix_sums(inv), inv=inv, risk=risk)
 
@@ -564,6 +581,11 @@ def _evaluate(
 _HESSIAN_SAMPLE = 100_000
 """Games the Hessian is summed over while far from the optimum (see fit_plackett_luce)."""
 
+_SAMPLED_HESSIAN_KEPT = 1.0
+"""Gain in log-posterior (half the Newton decrement) below which the sampled Hessian is
+kept rather than summed again: from there on it moves less than its sampling error
+(a few percent), which is what sets how fast the steps converge."""
+
 
 def fit_plackett_luce(
     games: Sequence[RatedGame],
@@ -670,7 +692,7 @@ def _newton(
                 break
             scale /= 2.0
         params, loglik, logpost, grad = candidate, c_loglik, c_logpost, c_grad
-        if not exact or stride == 1:
+        if stride == 1 or (not exact and decrement / 2.0 > _SAMPLED_HESSIAN_KEPT):
             factor = cho_factor(information(params, exact))
     if not exact:
         factor = cho_factor(information(params, True))

@@ -237,6 +237,14 @@ def test_entrants_past_255_read_as_well_as_small_ones() -> None:
     np.testing.assert_allclose(large.stderr[300:], small.stderr[:12], atol=1e-9)
 
 
+def test_sum_of_log_risk_sets_as_log_of_products_in_and_out_of_range() -> None:
+    """One log per game of the product of its risk sets; products past 1e300 or below
+    1e-300 (very long tables, very weak players) fall back to a log per player."""
+    rng = np.random.default_rng(6)
+    for risk in (rng.random((6, 50)) + 0.5, np.full((150, 4), 200.0), np.full((70, 4), 1e-5)):
+        assert ratings._sum_of_logs(risk) == pytest.approx(float(np.log(risk).sum()), rel=1e-13)
+
+
 def test_ranks_need_not_be_one_to_k() -> None:
     """Ranks are compared, not used as positions: 2, 5, 9 is the same order as 1, 2, 3,
     and a block mixing both forms (and a tie) gives the fit of the plain form."""
