@@ -342,8 +342,9 @@ def _sum_of_logs(risk: FloatArray) -> float:
     log per game rather than per player (log costs several times a product), unless a
     product leaves the range where it is exact to rounding."""
     product = risk[0].copy()
-    for row in risk[1:]:
-        product *= row
+    with np.errstate(over="ignore", under="ignore"):  # checked just below
+        for row in risk[1:]:
+            product *= row
     if product.min() > 1e-300 and product.max() < 1e300:
         return float(np.log(product).sum())
     return float(np.log(risk).sum())
