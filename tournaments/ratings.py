@@ -12,7 +12,6 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter
 
 import msgspec
 import numpy as np
@@ -200,8 +199,10 @@ def _flatten(
     them took seconds.
     """
     count = len(games)
-    seatings = list(map(attrgetter("seating"), games))
-    rankings = list(map(attrgetter("ranks"), games))
+    # A comprehension's attribute reads are specialised by the interpreter: half the
+    # time of map(attrgetter(...)).
+    seatings = [game.seating for game in games]
+    rankings = [game.ranks for game in games]
     sizes = np.fromiter(map(len, seatings), dtype=np.int64, count=count)
     rank_sizes = np.fromiter(map(len, rankings), dtype=np.int64, count=count)
     bad = np.flatnonzero((sizes < 2) | (rank_sizes != sizes))
