@@ -610,7 +610,8 @@ def fit_plackett_luce(
     With more than twice _HESSIAN_SAMPLE games, the steps use a Hessian summed over
     every s-th game (times s) and the exact gradient: the steps still go to the exact
     optimum (a Newton step with a Hessian off by a few percent cuts the error by about
-    that factor each time) while a step costs little more than a gradient. At the
+    that factor each time) while a step costs little more than a gradient; once the
+    gain left is below _SAMPLED_HESSIAN_KEPT it is kept for the remaining steps. At the
     optimum the exact Hessian is summed over all games: it gives the covariance and
     confirms the stopping test, and Newton steps with it continue if that test fails.
     """
