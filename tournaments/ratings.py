@@ -189,6 +189,14 @@ def _all_values(lists: list[list[int]], total: int) -> NDArray[np.uint8] | IntAr
     return np.frombuffer(small, dtype=np.uint8)
 
 
+def _lengths(lists: list[list[int]]) -> IntArray:
+    """The length of every list (through a bytearray, as _all_values, while all are below 256)."""
+    try:
+        return np.frombuffer(bytearray(map(len, lists)), dtype=np.uint8).astype(np.int64)
+    except ValueError:
+        return np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+
+
 def _flatten(
     games: Sequence[RatedGame],
 ) -> tuple[IntArray, NDArray[np.uint8] | IntArray, NDArray[np.uint8] | IntArray]:
@@ -198,13 +206,12 @@ def _flatten(
     this is a few hundred milliseconds where building nested lists and converting
     them took seconds.
     """
-    count = len(games)
     # A comprehension's attribute reads are specialised by the interpreter: half the
     # time of map(attrgetter(...)).
     seatings = [game.seating for game in games]
     rankings = [game.ranks for game in games]
-    sizes = np.fromiter(map(len, seatings), dtype=np.int64, count=count)
-    rank_sizes = np.fromiter(map(len, rankings), dtype=np.int64, count=count)
+    sizes = _lengths(seatings)
+    rank_sizes = _lengths(rankings)
     bad = np.flatnonzero((sizes < 2) | (rank_sizes != sizes))
     if len(bad):
         number = int(bad[0])

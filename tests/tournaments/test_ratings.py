@@ -235,6 +235,9 @@ def test_entrants_past_255_read_as_well_as_small_ones() -> None:
     large = fit_plackett_luce(moved, 312)
     np.testing.assert_allclose(large.ratings[300:], small.ratings[:12], atol=1e-9)
     np.testing.assert_allclose(large.stderr[300:], small.stderr[:12], atol=1e-9)
+    # Table sizes are read as bytes too, while they fit.
+    assert ratings._lengths([[0] * 300, [1, 2], []]).tolist() == [300, 2, 0]
+    assert ratings._lengths([[0] * 255, [1, 2]]).tolist() == [255, 2]
 
 
 def test_sum_of_log_risk_sets_as_log_of_products_in_and_out_of_range() -> None:
