@@ -182,8 +182,9 @@ def test_sampled_hessian_steps_reach_the_exact_newton_optimum(monkeypatch: pytes
     assert sampled.log_posterior == pytest.approx(exact.log_posterior, abs=1e-9)
 
 
-def test_large_field_information_by_entrant_and_seat_matches_the_cell_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fields too large for a cell x cell matrix sum pairs by entrant and seat: same Hessian."""
+def test_information_by_entrant_and_seat_matches_the_cell_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs of players are summed into a cell x cell matrix when there are games enough
+    to fill it, else (and for large fields) by entrant and seat: the same Hessian."""
     rng = np.random.default_rng(2)
     n = 30
     games = simulate(rng, rng.normal(0.0, 0.6, n), 3000, {3: [0.2, 0.0, -0.2], 5: [0.2, 0.1, 0.0, -0.1, -0.2]})
@@ -191,6 +192,7 @@ def test_large_field_information_by_entrant_and_seat_matches_the_cell_matrix(mon
     blocks, size = _blocks(games, n, True)
     x = rng.normal(0.0, 0.5, size)
     precision = np.full(size, 0.1)
+    monkeypatch.setattr(ratings, "_CELL_PAIRS_FILL", 0.0)
     by_cell = _information(x, blocks, n, True, precision)
     monkeypatch.setattr(ratings, "_CELL_PAIRS_LIMIT", 0)
     by_label = _information(x, blocks, n, True, precision)
