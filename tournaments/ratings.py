@@ -9,10 +9,9 @@ Ties use the Breslow form. docs/ratings.md explains the model and the formulas.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter
 
 import msgspec
 import numpy as np
@@ -114,56 +113,105 @@ def _sum_zero_basis(k: int) -> FloatArray:
     return basis
 
 
+_CHUNK = 16_384
+"""Games evaluated together: their k x chunk temporaries stay in the CPU's caches, where
+whole-block arrays (tens of MB for a million games) cost a page fault per 4 KB each time."""
+
+
 @dataclass
 class _Block:
-    """All games of one table size as k x G arrays: row q is the q-th finishing position.
+    """All games of one table size, each player as a cell, in finishing order.
 
-    Positions are rows (each a contiguous array over the games) so that the sums along a
-    game's finishing order are k - 1 vector additions rather than a numpy reduction
-    over many short rows.
+    A cell is an (entrant, seat) pair, numbered seat * n + entrant. A player's utility
+    is its cell's theta_entrant + delta_seat, so the parameters reach the likelihood
+    only through the n * k cell utilities: exp() is taken once per cell rather than
+    once per player, and the derivatives are index sums over cells (one bincount)
+    that sum over seats to give the strengths' and over entrants the seat offsets'.
+
+    The games are kept in chunks of at most _CHUNK games, each a contiguous k x c array
+    whose row q is the q-th finishing position: the sums along a game's finishing
+    order are then k - 1 vector additions, and a chunk flattens without a copy.
     """
 
     size: int
-    entrants: IntArray  # k x G entrant in each position
-    seats: IntArray  # k x G seat of each position
-    ties: FloatArray | None  # k x G size of the tie group starting at the position, else 0; None: no tie
+    chunks: list[IntArray]  # k x c cells by finishing position
+    ties: list[FloatArray] | None  # per chunk, k x c: size of the tie group starting there, else 0
+    counts: FloatArray  # n * k: how often each cell occurs, the weight of its utility in log L
     basis: FloatArray  # k x (k-1) seat contrasts
     offset: int  # index of this size's seat parameters in the parameter vector
     games: int
 
-    @property
-    def seat_params(self) -> int:
-        return self.size - 1
+    @staticmethod
+    def of(cells: IntArray, ties: FloatArray | None, n: int, offset: int) -> _Block:
+        """The block of G x k cells (and tie sizes), game by game, cut into chunks of positions x games."""
+        games, k = cells.shape
+        starts = range(0, games, _CHUNK)
+        return _Block(
+            size=k,
+            chunks=[np.ascontiguousarray(cells[lo : lo + _CHUNK].T) for lo in starts],
+            ties=None if ties is None else [np.ascontiguousarray(ties[lo : lo + _CHUNK].T) for lo in starts],
+            counts=np.bincount(cells.ravel(), minlength=n * k).astype(np.float64),
+            basis=_sum_zero_basis(k),
+            offset=offset,
+            games=games,
+        )
 
-    def thinned(self, stride: int) -> _Block:
+    def thinned(self, stride: int, n: int) -> _Block:
         """Every stride-th game of the block (for an approximate Hessian)."""
         if stride == 1:
             return self
-        ties = None if self.ties is None else np.ascontiguousarray(self.ties[:, ::stride])
-        entrants = np.ascontiguousarray(self.entrants[:, ::stride])
-        return _Block(
-            size=self.size,
-            entrants=entrants,
-            seats=np.ascontiguousarray(self.seats[:, ::stride]),
-            ties=ties,
-            basis=self.basis,
-            offset=self.offset,
-            games=entrants.shape[1],
-        )
+
+        def every(parts: list[NDArray[np.generic]]) -> NDArray[np.generic]:
+            # Game i * _CHUNK + j of the block is column j of chunk i.
+            return np.concatenate([p[:, (-i * _CHUNK) % stride :: stride] for i, p in enumerate(parts)], axis=1).T
+
+        ties = None if self.ties is None else every(list(self.ties)).astype(np.float64)
+        return _Block.of(every(list(self.chunks)).astype(np.intp), ties, n, self.offset)
+
+    def parts(self) -> list[tuple[IntArray, FloatArray | None]]:
+        """The chunks with their tie sizes (None: no tie in the block)."""
+        if self.ties is None:
+            return [(cells, None) for cells in self.chunks]
+        return list(zip(self.chunks, self.ties, strict=True))
 
 
-def _flatten(games: Sequence[RatedGame]) -> tuple[IntArray, IntArray, IntArray]:
+def _all_values(lists: list[list[int]], total: int) -> NDArray[np.uint8] | IntArray:
+    """The values of all lists, in order, as one array: uint8 if they fit, else int64.
+
+    Both np.fromiter and bytearray read an iterator in C; bytearray takes about half
+    the time but only holds 0..255, which covers ranks and the entrants of any field
+    up to 256. Anything else (or not an int) raises, and np.fromiter reads it instead.
+    """
+    try:
+        small = bytearray(chain.from_iterable(lists))
+    except (TypeError, ValueError):
+        return np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
+    return np.frombuffer(small, dtype=np.uint8)
+
+
+def _lengths(lists: list[list[int]]) -> IntArray:
+    """The length of every list (through a bytearray, as _all_values, while all are below 256)."""
+    try:
+        return np.frombuffer(bytearray(map(len, lists)), dtype=np.uint8).astype(np.int64)
+    except ValueError:
+        return np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+
+
+def _flatten(
+    games: Sequence[RatedGame],
+) -> tuple[IntArray, NDArray[np.uint8] | IntArray, NDArray[np.uint8] | IntArray]:
     """Table size of every game, and all seatings and all ranks as two flat arrays.
 
-    The values are read with map/chain into np.fromiter, which stays in C: for a
-    million games this is a few hundred milliseconds where building nested lists and
-    converting them took seconds.
+    The values are read with map/chain in C (see _all_values): for a million games
+    this is a few hundred milliseconds where building nested lists and converting
+    them took seconds.
     """
-    count = len(games)
-    seatings = list(map(attrgetter("seating"), games))
-    rankings = list(map(attrgetter("ranks"), games))
-    sizes = np.fromiter(map(len, seatings), dtype=np.int64, count=count)
-    rank_sizes = np.fromiter(map(len, rankings), dtype=np.int64, count=count)
+    # A comprehension's attribute reads are specialised by the interpreter: half the
+    # time of map(attrgetter(...)).
+    seatings = [game.seating for game in games]
+    rankings = [game.ranks for game in games]
+    sizes = _lengths(seatings)
+    rank_sizes = _lengths(rankings)
     bad = np.flatnonzero((sizes < 2) | (rank_sizes != sizes))
     if len(bad):
         number = int(bad[0])
@@ -172,13 +220,14 @@ def _flatten(games: Sequence[RatedGame]) -> tuple[IntArray, IntArray, IntArray]:
             f"got {sizes[number]} seats and {rank_sizes[number]} ranks"
         )
     total = int(sizes.sum())
-    flat_seating = np.fromiter(chain.from_iterable(seatings), dtype=np.int64, count=total)
-    flat_ranks = np.fromiter(chain.from_iterable(rankings), dtype=np.int64, count=total)
-    return sizes, flat_seating, flat_ranks
+    return sizes, _all_values(seatings, total), _all_values(rankings, total)
 
 
-def _finishing_order(ranks: IntArray) -> tuple[IntArray, FloatArray | None]:
-    """For k x G ranks (rows are seats): the seat in each finishing position, and the ties.
+def _cells(
+    seating: NDArray[np.uint8] | IntArray, ranks: NDArray[np.uint8] | IntArray, n: int
+) -> tuple[IntArray, FloatArray | None]:
+    """For G x k entrants and ranks (a row per game, by seat): the cell in each finishing
+    position, and the ties.
 
     Games whose ranks are 1..k each once (no tie, the usual case) are placed by a
     scatter (position = rank - 1); the others by a stable sort, which keeps tied
@@ -186,58 +235,63 @@ def _finishing_order(ranks: IntArray) -> tuple[IntArray, FloatArray | None]:
     size of the tie group starting at each position (0 inside a group), or None when
     no game has a tie.
     """
-    k, g = ranks.shape
-    cols = np.arange(g)
-    in_range = ((ranks >= 1) & (ranks <= k)).all(axis=0)
-    bits = np.left_shift(1, np.clip(ranks - 1, 0, k - 1))
-    permutation = in_range & (np.bitwise_or.reduce(bits, axis=0) == (1 << k) - 1)
-    order = np.empty((k, g), dtype=np.int64)
+    g, k = ranks.shape
+    value = np.arange(0, n * k, n) + seating
+    cells = np.empty((g, k), dtype=np.intp)
+    if k < 62:
+        # Bit r for rank r in 1..k, bit 0 for any other rank: the ranks are a
+        # permutation exactly when their bits make 1..k.
+        valid = (ranks >= 1) & (ranks <= k)
+        bits = np.left_shift(np.int64(1), ranks * valid)
+        permutation = np.bitwise_or.reduce(bits, axis=1) == (1 << (k + 1)) - 2
+    else:
+        permutation = np.zeros(g, dtype=bool)
+    if permutation.all():
+        # Flat index of (game, rank - 1): one scatter for the whole block.
+        target = np.arange(-1, g * k - 1, k)[:, None] + ranks
+        np.put(cells, target, value)
+        return cells, None
     simple = np.flatnonzero(permutation)
-    order[ranks[:, simple] - 1, simple[None, :]] = np.arange(k)[:, None]
+    cells[simple[:, None], ranks[simple] - 1] = value[simple]
     other = np.flatnonzero(~permutation)
-    ties: FloatArray | None = None
-    if len(other):
-        other_order = np.argsort(ranks[:, other], axis=0, kind="stable")
-        order[:, other] = other_order
-        sorted_ranks = np.take_along_axis(ranks[:, other], other_order, axis=0)
-        starts = np.ones(sorted_ranks.shape, dtype=bool)
-        starts[1:] = sorted_ranks[1:] != sorted_ranks[:-1]
-        if not starts.all():
-            # Position where each player's tie group (and so its risk set) starts.
-            positions = np.arange(k)[:, None]
-            group_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=0)
-            other_ties = np.zeros(sorted_ranks.shape)
-            rows = np.arange(len(other))
-            for p in range(k):
-                other_ties[group_start[p], rows] += 1.0
-            ties = np.ones((k, g))
-            ties[:, other] = other_ties
-    del cols
-    return order, ties
+    other_order = np.argsort(ranks[other], axis=1, kind="stable")
+    cells[other] = np.take_along_axis(value[other], other_order, axis=1)
+    sorted_ranks = np.take_along_axis(ranks[other], other_order, axis=1)
+    starts = np.ones(sorted_ranks.shape, dtype=bool)
+    starts[:, 1:] = sorted_ranks[:, 1:] != sorted_ranks[:, :-1]
+    if starts.all():
+        return cells, None
+    # Position where each player's tie group (and so its risk set) starts.
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(k), 0), axis=1)
+    other_ties = np.zeros(sorted_ranks.shape)
+    rows = np.arange(len(other))
+    for p in range(k):
+        other_ties[rows, group_start[:, p]] += 1.0
+    ties = np.ones((g, k))
+    ties[other] = other_ties
+    return cells, ties
 
 
 def _blocks(games: Sequence[RatedGame], n: int, seat_offsets: bool) -> tuple[list[_Block], int]:
     sizes, flat_seating, flat_ranks = _flatten(games)
     if len(flat_seating) and (flat_seating.min() < 0 or flat_seating.max() >= n):
         raise ValueError(f"a game seats an entrant outside 0..{n - 1}")
-    starts = np.cumsum(sizes) - sizes
+    table_sizes = [int(k) for k in np.flatnonzero(np.bincount(sizes))]
+    # The table size of each value's game, in a byte when it fits (the usual case).
+    narrow = np.int64 if table_sizes and table_sizes[-1] > 255 else np.uint8
+    each_size = np.repeat(sizes.astype(narrow), sizes) if len(table_sizes) > 1 else sizes
     blocks: list[_Block] = []
     offset = n
-    for k in (int(k) for k in np.unique(sizes)):
-        # k x G index of each game's seats in the flat arrays.
-        where = starts[sizes == k][None, :] + np.arange(k)[:, None]
-        order, ties = _finishing_order(flat_ranks[where])
-        blocks.append(
-            _Block(
-                size=k,
-                entrants=np.take_along_axis(flat_seating[where], order, axis=0),
-                seats=order,
-                ties=ties,
-                basis=_sum_zero_basis(k),
-                offset=offset,
-                games=where.shape[1],
-            )
-        )
+    for k in table_sizes:
+        if len(table_sizes) == 1:
+            seating, ranks = flat_seating.reshape(-1, k), flat_ranks.reshape(-1, k)
+        else:
+            # The values of this size's games, a row per game.
+            mine = each_size == k
+            seating, ranks = flat_seating[mine].reshape(-1, k), flat_ranks[mine].reshape(-1, k)
+        cells, ties = _cells(seating, ranks, n)
+        del seating, ranks
+        blocks.append(_Block.of(cells, ties, n, offset))
         if seat_offsets:
             offset += k - 1
     return blocks, offset
@@ -264,23 +318,6 @@ def _prefix_sums(x: FloatArray) -> FloatArray:
     return out
 
 
-_CHUNK = 16_384
-"""Games evaluated together: their k x chunk temporaries stay in the CPU's caches, where
-whole-block arrays (tens of MB for a million games) cost a page fault per 4 KB each time."""
-
-
-def _chunks(block: _Block) -> list[tuple[IntArray, IntArray, FloatArray | None]]:
-    """The block's entrants, seats and ties, _CHUNK games at a time (views, no copies)."""
-    return [
-        (
-            block.entrants[:, lo : lo + _CHUNK],
-            block.seats[:, lo : lo + _CHUNK],
-            None if block.ties is None else block.ties[:, lo : lo + _CHUNK],
-        )
-        for lo in range(0, block.games, _CHUNK)
-    ]
-
-
 @dataclass
 class _GameTerms:
     """Per position of a chunk of games: w = exp(u), A, c / S and S (see _evaluate)."""
@@ -291,32 +328,64 @@ class _GameTerms:
     risk: FloatArray
 
 
+_SMALLEST_RISK = 1e-150
+"""A risk set total below this (its square, in the Hessian, nears underflow) sends a
+chunk to the per-game shift of _game_terms."""
+
+
+def _cell_utilities(params: FloatArray, block: _Block, n: int, seat_offsets: bool) -> tuple[FloatArray, FloatArray]:
+    """Every cell's utility theta_e + delta_s minus the largest (so at most 0), and its exp."""
+    theta = params[:n]
+    if seat_offsets:
+        delta = block.basis @ params[block.offset : block.offset + block.size - 1]
+        utility = np.add.outer(delta, theta).ravel()
+    else:
+        utility = np.tile(theta, block.size)
+    utility -= utility.max()
+    return utility, np.exp(utility)
+
+
+def _sum_of_logs(risk: FloatArray) -> float:
+    """The sum of log(risk): as the log of each game's product of its k risk sets, one
+    log per game rather than per player (log costs several times a product), unless a
+    product leaves the range where it is exact to rounding."""
+    product = risk[0].copy()
+    with np.errstate(over="ignore", under="ignore"):  # checked just below
+        for row in risk[1:]:
+            product *= row
+    if product.min() > 1e-300 and product.max() < 1e300:
+        return float(np.log(product).sum())
+    return float(np.log(risk).sum())
+
+
 def _game_terms(
-    theta: FloatArray, delta: FloatArray | None, entrants: IntArray, seats: IntArray, ties: FloatArray | None
+    utility: FloatArray, w_cell: FloatArray, cells: IntArray, ties: FloatArray | None
 ) -> tuple[float, _GameTerms]:
-    """A chunk's log-likelihood and the per-position terms its derivatives are made of."""
-    u = np.take(theta, entrants)
-    if delta is not None:
-        u += np.take(delta, seats)
-    # Shifting a game's utilities changes nothing, and keeps exp() in range.
-    u -= u.max(axis=0)
-    w = np.exp(u)
+    """The chunk's sum of c_q log S_q (with the cell utilities as given), and the terms
+    its derivatives are made of.
+
+    A common shift of the utilities changes no derivative, so the players' w are looked
+    up from the cells' exp(utility - largest). When strengths are hundreds of units
+    apart that can underflow a whole game's risk sets; those chunks shift each game by
+    its own largest utility instead (and add the shift back to the sum).
+    """
+    w = np.take(w_cell, cells)
     risk = _suffix_sums(w)
-    log_risk = np.log(risk)
+    shift = 0.0
+    if not risk[-1].min() >= _SMALLEST_RISK:
+        u = np.take(utility, cells)
+        top = u.max(axis=0)
+        u -= top
+        w = np.exp(u)
+        risk = _suffix_sums(w)
+        shift = float(top.sum()) * len(cells)  # sum_q c_q = k in every game
     if ties is None:
-        loglik = float(u.sum() - log_risk.sum())
+        total = _sum_of_logs(risk)
         inv = 1.0 / risk
     else:
-        loglik = float(u.sum() - (ties * log_risk).sum())
+        total = float((ties * np.log(risk)).sum())
         inv = ties / risk
-    return loglik, _GameTerms(w=w, a_cum=_prefix_sums(inv), inv=inv, risk=risk)
-
-
-def _seat_deltas(params: FloatArray, block: _Block, seat_offsets: bool) -> FloatArray | None:
-    """The block's offset per seat (k values), or None without seat offsets."""
-    if not seat_offsets:
-        return None
-    return block.basis @ params[block.offset : block.offset + block.size - 1]
+    return total + shift, _GameTerms(w=w, a_cum=_prefix_sums(inv), inv=inv, risk=risk)
 
 
 def _gradient(
@@ -325,23 +394,151 @@ def _gradient(
     """Log-likelihood, log-posterior and its gradient."""
     loglik = 0.0
     grad = np.zeros(len(params))
-    theta = params[:n]
     for block in blocks:
         k = block.size
-        delta = _seat_deltas(params, block, seat_offsets)
-        seat_grad = np.zeros(k)
-        for entrants, seats, ties in _chunks(block):
-            chunk_loglik, t = _game_terms(theta, delta, entrants, seats, ties)
-            loglik += chunk_loglik
-            grad_u = (1.0 - t.w * t.a_cum).ravel()
-            grad[:n] += np.bincount(entrants.ravel(), weights=grad_u, minlength=n)
-            if seat_offsets:
-                seat_grad += np.bincount(seats.ravel(), weights=grad_u, minlength=k)
+        utility, w_cell = _cell_utilities(params, block, n, seat_offsets)
+        loglik += float(block.counts @ utility)
+        expected = np.zeros(n * k)
+        for cells, ties in block.parts():
+            log_risk, t = _game_terms(utility, w_cell, cells, ties)
+            loglik -= log_risk
+            expected += np.bincount(cells.ravel(), weights=(t.w * t.a_cum).ravel(), minlength=n * k)
+        # d log L / d u = 1 - w A per player: summed per cell, then over seats or entrants.
+        cell_grad = (block.counts - expected).reshape(k, n)
+        grad[:n] += cell_grad.sum(axis=0)
         if seat_offsets:
-            grad[block.offset : block.offset + k - 1] += block.basis.T @ seat_grad
+            grad[block.offset : block.offset + k - 1] += block.basis.T @ cell_grad.sum(axis=1)
     logpost = loglik - 0.5 * float(prior_precision @ (params * params))
     grad -= prior_precision * params
     return loglik, logpost, grad
+
+
+_PAIR_BUFFER = 1 << 21
+"""Pairs of players one bincount in _information sums: enough to amortise its output
+(the whole pair matrix), few enough to keep the buffers (16 bytes a pair) at 32 MB."""
+
+_CELL_PAIRS_LIMIT = 1 << 22
+"""Largest cell x cell matrix (32 MB) _information sums pairs into; larger fields
+(more than about 330 entrants at tables of 6) sum them by entrant and seat instead."""
+
+_CELL_PAIRS_FILL = 1.0
+"""Pairs of players per entry of the cell x cell matrix below which _information sums
+by entrant and seat instead: the matrix costs a few passes over itself whatever the
+games, the other way about twice as much per pair (at a million games of 200 entrants
+the cells win, 0.18 s against 0.27 s; a 100,000-game sample goes the other way)."""
+
+
+@dataclass
+class _BlockInformation:
+    """A block's information in utility space summed to what the parameters need."""
+
+    by_entrant: FloatArray  # n x n: between the strengths
+    by_seat: FloatArray  # k x k: between the seat deltas
+    entrant_seat: FloatArray  # n x k: between a strength and a seat delta
+
+
+def _pair_terms(
+    block: _Block, utility: FloatArray, w_cell: FloatArray
+) -> Iterator[tuple[IntArray, FloatArray, FloatArray, FloatArray]]:
+    """Per chunk: its cells, w, each player's own information (j = l: w_j A_j - w_j^2 B_j)
+    and -w_j B_j, which times w_l is the information between positions j < l."""
+    for cells, ties in block.parts():
+        t = _game_terms(utility, w_cell, cells, ties)[1]
+        w_b = t.w * _prefix_sums(t.inv / t.risk)
+        own = t.w * (t.a_cum - w_b)
+        np.negative(w_b, out=w_b)
+        yield cells, t.w, own, w_b
+
+
+def _add_pairs(pairs: FloatArray | None, index: IntArray, weight: FloatArray, cell_count: int) -> FloatArray:
+    """pairs (None: none yet) plus the pairs' weights summed per index into cell x cell."""
+    summed = np.bincount(index, weights=weight, minlength=cell_count * cell_count).astype(np.float64, copy=False)
+    return summed if pairs is None else pairs + summed
+
+
+def _cell_information(block: _Block, utility: FloatArray, w_cell: FloatArray, n: int) -> _BlockInformation:
+    """The block's information through P, each pair of players j < l of a game summed
+    once into a cell x cell matrix, and the players' own terms on the cells' diagonal.
+
+    The pairs of many chunks are written into two buffers and summed by one bincount,
+    whose output (the whole of P) would otherwise be allocated and added per chunk.
+    The cells' information is P + P' plus that diagonal; each part is summed to what
+    the parameters need straight from P (axes: seat, entrant, seat, entrant; the sums
+    run over whole rows or slices), which spares forming the symmetric matrix.
+    """
+    k = block.size
+    cell_count = n * k
+    diagonal = np.zeros(cell_count)
+    pairs: FloatArray | None = None
+    per_game = k * (k - 1) // 2
+    index = np.empty(max(_PAIR_BUFFER, per_game * min(block.games, _CHUNK)), dtype=np.intp)
+    weight = np.empty(len(index))
+    used = 0
+    for cells, w, own, minus_w_b in _pair_terms(block, utility, w_cell):
+        diagonal += np.bincount(cells.ravel(), weights=own.ravel(), minlength=cell_count)
+        games = cells.shape[1]
+        if used + per_game * games > len(index):
+            pairs = _add_pairs(pairs, index[:used], weight[:used], cell_count)
+            used = 0
+        for j in range(k - 1):
+            first = cells[j] * cell_count
+            for m in range(j + 1, k):
+                end = used + games
+                np.add(first, cells[m], out=index[used:end])
+                np.multiply(minus_w_b[j], w[m], out=weight[used:end])
+                used = end
+    pairs = _add_pairs(pairs, index[:used], weight[:used], cell_count)
+    quad = pairs.reshape(k, n, k, n)
+    own_cells = diagonal.reshape(k, n)
+    by_entrant = quad.sum(axis=(0, 2))
+    by_entrant += by_entrant.T.copy()
+    by_entrant[np.diag_indices(n)] += own_cells.sum(axis=0)
+    # Summed over the second player's entrant: seat, entrant, seat.
+    to_seat = pairs.reshape(-1, n).sum(axis=1).reshape(k, n, k)
+    by_seat = to_seat.sum(axis=1)
+    by_seat += by_seat.T.copy()
+    by_seat[np.diag_indices(k)] += own_cells.sum(axis=1)
+    # Entrant of one player of a pair and seat of the other, both ways round.
+    entrant_seat = to_seat.sum(axis=0) + quad.sum(axis=(1, 2)).T + own_cells.T
+    return _BlockInformation(by_entrant=by_entrant, by_seat=by_seat, entrant_seat=entrant_seat)
+
+
+def _label_information(block: _Block, utility: FloatArray, w_cell: FloatArray, n: int) -> _BlockInformation:
+    """The block's information as _cell_information gives it, for fields too large for
+    a cell x cell matrix or games too few to fill it: each pair of players j < l is
+    summed into entrant x entrant, seat x seat and entrant x seat (both ways round)
+    matrices, one bincount per chunk over the four index ranges laid end to end."""
+    k = block.size
+    ranges = np.cumsum([0, n * n, k * k, n * k, n * k])
+    diagonal = np.zeros(n * k)
+    summed = np.zeros(ranges[-1])
+    per_game = k * (k - 1) // 2
+    for cells, w, own, minus_w_b in _pair_terms(block, utility, w_cell):
+        diagonal += np.bincount(cells.ravel(), weights=own.ravel(), minlength=n * k)
+        seat, entrant = np.divmod(cells, n)
+        games = cells.shape[1]
+        index = np.empty((4, per_game * games), dtype=np.intp)
+        weight = np.empty(per_game * games)
+        used = 0
+        for j in range(k - 1):
+            for m in range(j + 1, k):
+                end = used + games
+                np.add(entrant[j] * n, entrant[m], out=index[0, used:end])
+                np.add(seat[j] * k, seat[m] + ranges[1], out=index[1, used:end])
+                np.add(entrant[j] * k, seat[m] + ranges[2], out=index[2, used:end])
+                np.add(entrant[m] * k, seat[j] + ranges[3], out=index[3, used:end])
+                np.multiply(minus_w_b[j], w[m], out=weight[used:end])
+                used = end
+        summed += np.bincount(index.ravel(), weights=np.tile(weight, 4), minlength=len(summed))
+    own_cells = diagonal.reshape(k, n)
+    by_entrant = summed[: ranges[1]].reshape(n, n)
+    by_entrant += by_entrant.T.copy()
+    by_entrant[np.diag_indices(n)] += own_cells.sum(axis=0)
+    by_seat = summed[ranges[1] : ranges[2]].reshape(k, k)
+    by_seat += by_seat.T.copy()
+    by_seat[np.diag_indices(k)] += own_cells.sum(axis=1)
+    entrant_seat = (summed[ranges[2] : ranges[3]] + summed[ranges[3] :]).reshape(n, k) + own_cells.T
+    return _BlockInformation(by_entrant=by_entrant, by_seat=by_seat, entrant_seat=entrant_seat)
 
 
 def _information(
@@ -354,55 +551,27 @@ def _information(
 ) -> FloatArray:
     """The negative Hessian of the log-posterior (the likelihood's part times scale).
 
-    Per game the information in utility space is symmetric, so each pair of positions
-    j <= l is summed once, by one bincount over the games per pair and per kind of
-    index (entrant x entrant, seat x seat, entrant x seat both ways).
+    Per game the information in utility space is symmetric, so the players' own terms
+    (j = l) and each pair of players j < l are summed once, by bincounts over many
+    games at once (see _cell_information); a strength's information is then its
+    cells' summed over seats, a seat offset's its cells' summed over entrants (through
+    the contrasts), and between the two one of each.
     """
     size = len(params)
     info = np.zeros((size, size))
-    theta = params[:n]
     for block in blocks:
         k = block.size
-        delta = _seat_deltas(params, block, seat_offsets)
-        diag_ee = np.zeros(n * n)
-        off_ee = np.zeros(n * n)
-        diag_ss = np.zeros(k * k)
-        off_ss = np.zeros(k * k)
-        ent_seat = np.zeros(n * k)
-        for ent, seats, ties in _chunks(block):
-            t = _game_terms(theta, delta, ent, seats, ties)[1]
-            b_cum = _prefix_sums(t.inv / t.risk)
-            wa = t.w * t.a_cum
-            ent_n = ent * n
-            ent_k = ent * k
-            seats_k = seats * k
-            for j in range(k):
-                w_b = t.w[j] * b_cum[j]
-                for m in range(j, k):
-                    # Information between positions j and m (min(j, m) = j).
-                    weight = -(w_b * t.w[m])
-                    if m == j:
-                        weight += wa[j]
-                        diag_ee += np.bincount(ent_n[j] + ent[j], weights=weight, minlength=n * n)
-                    else:
-                        off_ee += np.bincount(ent_n[j] + ent[m], weights=weight, minlength=n * n)
-                    if not seat_offsets:
-                        continue
-                    if m == j:
-                        diag_ss += np.bincount(seats_k[j] + seats[j], weights=weight, minlength=k * k)
-                        ent_seat += np.bincount(ent_k[j] + seats[j], weights=weight, minlength=n * k)
-                    else:
-                        off_ss += np.bincount(seats_k[j] + seats[m], weights=weight, minlength=k * k)
-                        ent_seat += np.bincount(ent_k[j] + seats[m], weights=weight, minlength=n * k)
-                        ent_seat += np.bincount(ent_k[m] + seats[j], weights=weight, minlength=n * k)
-        off = off_ee.reshape(n, n)
-        info[:n, :n] += scale * (diag_ee.reshape(n, n) + off + off.T)
+        utility, w_cell = _cell_utilities(params, block, n, seat_offsets)
+        cell_pairs = (n * k) ** 2
+        if cell_pairs <= _CELL_PAIRS_LIMIT and k * (k - 1) // 2 * block.games >= _CELL_PAIRS_FILL * cell_pairs:
+            summed = _cell_information(block, utility, w_cell, n)
+        else:
+            summed = _label_information(block, utility, w_cell, n)
+        info[:n, :n] += scale * summed.by_entrant
         if seat_offsets:
             lo, hi = block.offset, block.offset + k - 1
-            off_seat = off_ss.reshape(k, k)
-            seat_seat = diag_ss.reshape(k, k) + off_seat + off_seat.T
-            info[lo:hi, lo:hi] += scale * (block.basis.T @ seat_seat @ block.basis)
-            cross = scale * (ent_seat.reshape(n, k) @ block.basis)
+            info[lo:hi, lo:hi] += scale * (block.basis.T @ summed.by_seat @ block.basis)
+            cross = scale * (summed.entrant_seat @ block.basis)
             info[:n, lo:hi] += cross
             info[lo:hi, :n] += cross.T
     info[np.diag_indices(size)] += prior_precision
@@ -434,6 +603,11 @@ def _evaluate(
 _HESSIAN_SAMPLE = 100_000
 """Games the Hessian is summed over while far from the optimum (see fit_plackett_luce)."""
 
+_SAMPLED_HESSIAN_KEPT = 1.0
+"""Gain in log-posterior (half the Newton decrement) below which the sampled Hessian is
+kept rather than summed again: from there on it moves less than its sampling error
+(a few percent), which is what sets how fast the steps converge."""
+
 
 def fit_plackett_luce(
     games: Sequence[RatedGame],
@@ -456,7 +630,8 @@ def fit_plackett_luce(
     With more than twice _HESSIAN_SAMPLE games, the steps use a Hessian summed over
     every s-th game (times s) and the exact gradient: the steps still go to the exact
     optimum (a Newton step with a Hessian off by a few percent cuts the error by about
-    that factor each time) while a step costs little more than a gradient. At the
+    that factor each time) while a step costs little more than a gradient; once the
+    gain left is below _SAMPLED_HESSIAN_KEPT it is kept for the remaining steps. At the
     optimum the exact Hessian is summed over all games: it gives the covariance and
     confirms the stopping test, and Newton steps with it continue if that test fails.
     """
@@ -472,7 +647,7 @@ def fit_plackett_luce(
     precision = np.full(size, 1.0 / seat_sd**2)
     precision[:n] = 1.0 / prior_sd**2
     stride = max(1, len(games) // _HESSIAN_SAMPLE)
-    sample = [block.thinned(stride) for block in blocks]
+    sample = [block.thinned(stride, n) for block in blocks]
 
     from threadpoolctl import threadpool_limits
 
@@ -540,7 +715,7 @@ def _newton(
                 break
             scale /= 2.0
         params, loglik, logpost, grad = candidate, c_loglik, c_logpost, c_grad
-        if not exact or stride == 1:
+        if stride == 1 or (not exact and decrement / 2.0 > _SAMPLED_HESSIAN_KEPT):
             factor = cho_factor(information(params, exact))
     if not exact:
         factor = cho_factor(information(params, True))

@@ -16,6 +16,7 @@ from tournaments.ratings import (
     RatedGame,
     _blocks,
     _evaluate,
+    _information,
     fit_plackett_luce,
     likelihood_of_superiority,
     summarise,
@@ -179,6 +180,74 @@ def test_sampled_hessian_steps_reach_the_exact_newton_optimum(monkeypatch: pytes
     for a, b in zip(sampled.seat_offsets, exact.seat_offsets, strict=True):
         np.testing.assert_allclose(a.offsets, b.offsets, atol=1e-8)
     assert sampled.log_posterior == pytest.approx(exact.log_posterior, abs=1e-9)
+
+
+def test_information_by_entrant_and_seat_matches_the_cell_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs of players are summed into a cell x cell matrix when there are games enough
+    to fill it, else (and for large fields) by entrant and seat: the same Hessian."""
+    rng = np.random.default_rng(2)
+    n = 30
+    games = simulate(rng, rng.normal(0.0, 0.6, n), 3000, {3: [0.2, 0.0, -0.2], 5: [0.2, 0.1, 0.0, -0.1, -0.2]})
+    games += [RatedGame([0, 1, 2, 3, 4], [1, 1, 3, 3, 5])] * 7  # ties
+    blocks, size = _blocks(games, n, True)
+    x = rng.normal(0.0, 0.5, size)
+    precision = np.full(size, 0.1)
+    monkeypatch.setattr(ratings, "_CELL_PAIRS_FILL", 0.0)
+    by_cell = _information(x, blocks, n, True, precision)
+    monkeypatch.setattr(ratings, "_CELL_PAIRS_LIMIT", 0)
+    by_label = _information(x, blocks, n, True, precision)
+    np.testing.assert_allclose(by_label, by_cell, rtol=1e-12, atol=1e-9)
+
+
+def test_derivatives_hold_when_strengths_are_hundreds_of_units_apart() -> None:
+    """exp() of a cell utility underflows 700 units below the strongest cell: such games are
+    shifted by their own best utility, and gradient and Hessian stay exact."""
+    games = [
+        RatedGame([0, 1, 2], [1, 2, 3]),
+        RatedGame([2, 0, 1], [2, 3, 1]),
+        RatedGame([3, 4, 5], [1, 2, 3]),
+        RatedGame([5, 4, 3], [1, 3, 2]),
+        RatedGame([3, 5, 4], [2, 1, 3]),
+    ]
+    n = 6
+    blocks, size = _blocks(games, n, True)
+    precision = np.full(size, 1e-6)
+    x = np.random.default_rng(4).normal(size=size)
+    x[:3] += 500.0  # entrants 0-2 meet only each other, as do 3-5
+    x[3:n] -= 500.0
+    loglik, _, grad, info = _evaluate(x, blocks, n, True, precision, True)
+    assert info is not None and np.isfinite(loglik) and np.isfinite(grad).all() and np.isfinite(info).all()
+    h = 1e-5
+    for i in range(size):
+        e = np.zeros(size)
+        e[i] = h
+        _, fp, gp, _ = _evaluate(x + e, blocks, n, True, precision, False)
+        _, fm, gm, _ = _evaluate(x - e, blocks, n, True, precision, False)
+        assert grad[i] == pytest.approx((fp - fm) / (2 * h), abs=1e-5)
+        np.testing.assert_allclose(info[:, i], -(gp - gm) / (2 * h), atol=1e-5)
+
+
+def test_entrants_past_255_read_as_well_as_small_ones() -> None:
+    """Seatings of entrants 0..255 are read as bytes, others as int64: the same games
+    with entrants renumbered past 255 give the same fit."""
+    rng = np.random.default_rng(8)
+    games = simulate(rng, rng.normal(0.0, 0.6, 12), 600, {3: [0.1, 0.0, -0.1], 4: [0.0] * 4})
+    moved = [RatedGame([e + 300 for e in g.seating], g.ranks) for g in games]
+    small = fit_plackett_luce(games, 312)
+    large = fit_plackett_luce(moved, 312)
+    np.testing.assert_allclose(large.ratings[300:], small.ratings[:12], atol=1e-9)
+    np.testing.assert_allclose(large.stderr[300:], small.stderr[:12], atol=1e-9)
+    # Table sizes are read as bytes too, while they fit.
+    assert ratings._lengths([[0] * 300, [1, 2], []]).tolist() == [300, 2, 0]
+    assert ratings._lengths([[0] * 255, [1, 2]]).tolist() == [255, 2]
+
+
+def test_sum_of_log_risk_sets_as_log_of_products_in_and_out_of_range() -> None:
+    """One log per game of the product of its risk sets; products past 1e300 or below
+    1e-300 (very long tables, very weak players) fall back to a log per player."""
+    rng = np.random.default_rng(6)
+    for risk in (rng.random((6, 50)) + 0.5, np.full((150, 4), 200.0), np.full((70, 4), 1e-5)):
+        assert ratings._sum_of_logs(risk) == pytest.approx(float(np.log(risk).sum()), rel=1e-13)
 
 
 def test_ranks_need_not_be_one_to_k() -> None:
