@@ -36,7 +36,7 @@ import copy as _copy
 import random
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
 import msgspec
 
@@ -494,7 +494,7 @@ class GameState:
             raise ValueError("pass_action: the game is over")
         return self._pass_action()
 
-    def copy(self, chance: Chance | None = None) -> GameState:
+    def copy(self, chance: Chance | None = None) -> Self:
         """A fast independent clone that draws its future chance from ``chance``.
 
         Without ``chance`` the clone gets a deep copy of this game's chance source,
@@ -513,7 +513,7 @@ class GameState:
         self._copy_into(other)
         return other
 
-    def hidden_twin(self, seat: int, rng: random.Random) -> GameState | None:
+    def hidden_twin(self, seat: int, rng: random.Random) -> Self | None:
         """A copy in which everything hidden from ``seat`` is dealt again at random
         (other seats' cards, unseen pile orders, ...), for the contract check that a
         view shows nothing hidden (referee/games/testing.py). A game without hidden

@@ -305,12 +305,6 @@ class SicilianosState(GameState):
         self._decision = None
         self._advance([])
 
-    def copy(self, chance: Chance | None = None) -> SicilianosState:
-        """A fast independent clone that draws its future dice from ``chance`` (see GameState.copy)."""
-        other = super().copy(chance)
-        assert isinstance(other, SicilianosState)
-        return other
-
     def _copy_into(self, other: SicilianosState) -> None:
         other._faces = self._faces
         other._decision = self._decision  # frozen; its options are shared frozen Structs
@@ -492,10 +486,6 @@ class SicilianosState(GameState):
         return self.known[seat].get(colour) == self.pile_version[colour]
 
     # -- the view --------------------------------------------------------------
-
-    def view(self, seat: int) -> SicilianosView:
-        view: SicilianosView = super().view(seat)
-        return view
 
     def _view(self, seat: int) -> SicilianosView:
         n = self.n

@@ -225,12 +225,6 @@ class VendettaState(GameState):
         self.forfeit_order = list(view.forfeit_order)
         return self
 
-    def copy(self, chance: Chance | None = None) -> VendettaState:
-        """A fast independent clone; it draws later rounds from ``chance`` (see GameState.copy)."""
-        other = super().copy(chance)
-        assert isinstance(other, VendettaState)
-        return other
-
     def _copy_into(self, other: VendettaState) -> None:
         other._order = self._order
         other._seats = self._seats
@@ -315,10 +309,6 @@ class VendettaState(GameState):
     def _pass_action(self) -> Place:
         """The empty placement: always legal, and what a forfeited seat plays (H2)."""
         return Place([])
-
-    def view(self, seat: int) -> VendettaView:
-        view: VendettaView = super().view(seat)
-        return view
 
     def _view(self, seat: int) -> VendettaView:
         n = self.n

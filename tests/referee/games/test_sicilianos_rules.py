@@ -899,26 +899,3 @@ def test_pass_action_is_the_mildest_option() -> None:
     assert state.pass_action() == Pass()
     state = position(3, {0: ["blue 3"], 1: ["red 4"]})
     assert state.pass_action() == Roll()
-
-
-def test_copy_is_independent_and_plays_the_same_future() -> None:
-    state = RULES.new_game(4, RULES.config({}), SeededChance(2))
-    rng = random.Random(3)
-    for _ in range(30):
-        decision = state.decision()
-        assert decision is not None
-        state.apply(decision.seat, state.random_action(rng))
-    clone = state.copy()
-    before = snapshot(state)
-    a, b = random.Random(5), random.Random(5)
-    while not clone.is_over():
-        decision = clone.decision()
-        assert decision is not None
-        clone.apply(decision.seat, clone.random_action(a))
-    assert snapshot(state) == before
-    replay = []
-    while not state.is_over():
-        decision = state.decision()
-        assert decision is not None
-        replay.append(state.apply(decision.seat, state.random_action(b)))
-    assert state.outcome() == clone.outcome()
