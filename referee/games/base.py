@@ -386,7 +386,7 @@ class GameState:
     underscore below that raise NotImplementedError).
     """
 
-    __slots__ = ("_chance", "_outcome", "config", "ended_by", "forfeit_order", "forfeited", "n")
+    __slots__ = ("_chance", "_outcome", "config", "ended_by", "forfeit_order", "forfeited", "n", "to_move")
 
     # The game's name (for messages) and the exact classes ``apply`` accepts.
     game: ClassVar[str]
@@ -401,6 +401,9 @@ class GameState:
     forfeit_order: list[int]
     ended_by: str | None
     _outcome: Outcome | None
+    # The seat that must decide now, -1 once the game is over: the game keeps it
+    # current (a field, not a hook, because ``apply`` reads it on every action).
+    to_move: int
 
     def __init__(self, n_players: int, config: Any, chance: Chance) -> None:
         self.n = n_players
@@ -410,6 +413,7 @@ class GameState:
         self.forfeit_order = []
         self.ended_by = None
         self._outcome = None
+        self.to_move = -1
 
     # -- the interface every caller uses -------------------------------------
 
@@ -454,7 +458,7 @@ class GameState:
         a forfeited seat, not one of the game's action types (a dict too), or
         refused by the game's own rules.
         """
-        if seat != self._seat_to_move():
+        if seat != self.to_move:
             raise self._not_to_move(seat)
         if action.__class__ not in self.action_classes:
             raise IllegalAction(self._action_rule(), f"expected a {self.game} action, got {type(action).__name__}")
@@ -510,6 +514,7 @@ class GameState:
         other.forfeit_order = self.forfeit_order[:]
         other.ended_by = self.ended_by
         other._outcome = self._outcome  # frozen, safe to share
+        other.to_move = self.to_move
         self._copy_into(other)
         return other
 
@@ -536,16 +541,13 @@ class GameState:
     def _finish(self, ended_by: str, events: list[msgspec.Struct]) -> None:
         """End the game: rank the seats (the game's ``_final_outcome``) and add its end event."""
         self.ended_by = ended_by
+        self.to_move = -1
         self._close()
         outcome = self._final_outcome(ended_by)
         self._outcome = outcome
         events.append(self._end_event(outcome))
 
     # -- hooks each game fills in ----------------------------------------------
-
-    def _seat_to_move(self) -> int:
-        """The seat that must decide now; -1 once the game is over."""
-        raise NotImplementedError
 
     def _out_of_turn(self, seat: int) -> IllegalAction:
         """The error for ``seat`` acting while another seat must (the game's turn rule)."""

@@ -101,7 +101,7 @@ class SottoView(msgspec.Struct, frozen=True, tag="sotto", tag_field="type", kw_o
 class SottoState(GameState):
     """One game of Sotto."""
 
-    __slots__ = ("hands", "leader", "to_move", "trick", "trick_number", "tricks")
+    __slots__ = ("hands", "leader", "trick", "trick_number", "tricks")
 
     game: ClassVar[str] = "sotto"
     action_classes: ClassVar[frozenset[type]] = frozenset({Play})
@@ -113,7 +113,6 @@ class SottoState(GameState):
     tricks: list[int]
     trick_number: int
     leader: int
-    to_move: int
 
     def __init__(self, n_players: int, config: SottoConfig, chance: Chance) -> None:
         super().__init__(n_players, config, chance)
@@ -123,7 +122,7 @@ class SottoState(GameState):
         self.tricks = [0] * n_players
         self.trick_number = 0
         self.trick = [None] * n_players
-        self.leader = self.to_move = -1
+        self.leader = -1
         self._start_trick([])
 
     # -- the game's own rules --------------------------------------------------
@@ -172,9 +171,6 @@ class SottoState(GameState):
         seat = self.to_move
         return Decision(seat=seat, kind="play", options=[Play(card) for card in self.hands[seat]])
 
-    def _seat_to_move(self) -> int:
-        return self.to_move
-
     def _out_of_turn(self, seat: int) -> IllegalAction:
         return IllegalAction("turn", f"seat {self.to_move} plays now, not seat {seat}")
 
@@ -192,9 +188,6 @@ class SottoState(GameState):
     def _after_forfeit(self, seat: int, events: list[msgspec.Struct]) -> None:
         if seat == self.to_move:
             self._next_in_play(events)
-
-    def _close(self) -> None:
-        self.to_move = -1
 
     def _final_outcome(self, ended_by: str) -> Outcome:
         ranks = rank_seats([(t,) for t in self.tricks], self.forfeit_order)
@@ -237,7 +230,6 @@ class SottoState(GameState):
         other.tricks = self.tricks[:]
         other.trick_number = self.trick_number
         other.leader = self.leader
-        other.to_move = self.to_move
 
     def hidden_twin(self, seat: int, rng: random.Random) -> SottoState:
         """The other seats' hands dealt again from the cards ``seat`` cannot see."""

@@ -356,10 +356,6 @@ class SicilianosState(GameState):
             return min(options, key=lambda war: (war.note, war.value))
         return options[0]
 
-    def _seat_to_move(self) -> int:
-        decision = self._decision
-        return -1 if decision is None else decision.seat
-
     def _out_of_turn(self, seat: int) -> IllegalAction:
         decision = self._decision
         assert decision is not None
@@ -600,6 +596,7 @@ class SicilianosState(GameState):
                 _HANDLE[self.stage](self, seat, options[0], events)
                 continue
             self._decision = Decision(seat=seat, kind=kind, options=options)
+            self.to_move = seat
             return
         self._decision = None
 

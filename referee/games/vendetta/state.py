@@ -64,7 +64,6 @@ class VendettaState(GameState):
     ``GameState``'s; this class holds the board and plays the rules."""
 
     __slots__ = (
-        "_active",
         "_board",
         "_box",
         "_controlled",
@@ -103,7 +102,6 @@ class VendettaState(GameState):
     _round: int
     _turn: int
     _start: int
-    _active: int
     _pile: list[int]  # 0-based districts, top card first
     _raid: list[int]
     _revealed: int  # how many of _pile are face up
@@ -212,7 +210,7 @@ class VendettaState(GameState):
         self._round = view.round
         self._turn = turn
         self._start = view.start_seat
-        self._active = active
+        self.to_move = active
         face_up = [d - 1 for d in view.revealed]
         order = checked_shuffle(chance, "round", N_DISTRICTS)
         hidden = [d for d in order if d not in face_up]
@@ -239,7 +237,6 @@ class VendettaState(GameState):
         other._round = self._round
         other._turn = self._turn
         other._start = self._start
-        other._active = self._active
         other._pile = self._pile[:]
         other._raid = self._raid[:]
         other._revealed = self._revealed
@@ -273,7 +270,7 @@ class VendettaState(GameState):
     def decision(self) -> Decision | None:
         if self._outcome is not None:
             return None
-        seat = self._active
+        seat = self.to_move
         constraints = PlaceConstraints(
             1 if self._turn == 0 else 2,  # P2 / P1
             self._hands[seat],
@@ -285,7 +282,7 @@ class VendettaState(GameState):
         """The P4 minimum per district for the seat to move, cached until the next change."""
         minimum = self._min_cache
         if minimum is None:
-            seat = self._active
+            seat = self.to_move
             owner = self._owner
             minimum = self._minbase[:]
             # Districts the mover holds alone have no minimum; they are few, and
@@ -301,7 +298,7 @@ class VendettaState(GameState):
         """A random legal placement for the seat to move (see ``random_placement``)."""
         return sample_place(
             1 if self._turn == 0 else 2,
-            self._hands[self._active],
+            self._hands[self.to_move],
             self._min_cache or self._minimum(),
             rng,
         )
@@ -320,7 +317,7 @@ class VendettaState(GameState):
             round=self._round,
             turn=self._turn,
             start_seat=self._start,
-            active_seat=self._active,  # -1 once the game is over
+            active_seat=self.to_move,  # -1 once the game is over
             over=over,
             board=[row[:] for row in self._board],
             hands=self._hands[:],
@@ -347,9 +344,6 @@ class VendettaState(GameState):
         if self._outcome is not None:
             return [], []
         return [d + 1 for d in self._pile[self._revealed :]], [d + 1 for d in self._raid]
-
-    def _seat_to_move(self) -> int:
-        return self._active
 
     def _action_rule(self) -> str:
         return "P1"
@@ -388,7 +382,7 @@ class VendettaState(GameState):
             nxt = (self._start + turn) % self.n
             if not self.forfeited[nxt]:
                 self._turn = turn
-                self._active = nxt
+                self.to_move = nxt
                 return events
         self._after_turn(events)
         return events
@@ -396,7 +390,7 @@ class VendettaState(GameState):
     def _after_forfeit(self, seat: int, events: list[msgspec.Struct]) -> None:
         """H2: a seat that forfeits on its own turn plays it as an empty placement."""
         self._min_cache = None
-        if seat == self._active:
+        if seat == self.to_move:
             events.append(Placed(seat, self._turn, []))
             self._vendetta(seat, events)
             self._after_turn(events)
@@ -406,7 +400,7 @@ class VendettaState(GameState):
     def _out_of_turn(self, seat: int) -> IllegalAction:
         return IllegalAction(
             "R2",
-            f"turn {self._turn} of round {self._round} belongs to seat {self._active}, not seat {seat}",
+            f"turn {self._turn} of round {self._round} belongs to seat {self.to_move}, not seat {seat}",
         )
 
     def _check_placements(self, seat: int, placements: list[Placement]) -> int:
@@ -508,8 +502,8 @@ class VendettaState(GameState):
                     return
             else:
                 self._turn = t
-                self._active = (self._start + t) % self.n
-            seat = self._active
+                self.to_move = (self._start + t) % self.n
+            seat = self.to_move
             if not forfeited[seat]:
                 return
             events.append(Placed(seat, self._turn, []))  # H2: an empty placement
@@ -521,7 +515,7 @@ class VendettaState(GameState):
         self._raid = order[TURNS_PER_ROUND:]
         self._revealed = 0
         self._turn = 0
-        self._active = self._start
+        self.to_move = self._start
 
     def _end_round(self, events: list[msgspec.Struct]) -> None:
         """E1-E4: raid, score, check victory, reinforce and start the next round."""
@@ -596,9 +590,6 @@ class VendettaState(GameState):
             return []
         best = max(keys.values())
         return [s for s in candidates if keys[s] == best]
-
-    def _close(self) -> None:
-        self._active = -1  # nobody is to move: the base refuses every action now
 
     def _final_outcome(self, ended_by: str) -> Outcome:
         """H1: winners first, then points, then districts controlled; forfeits last."""
