@@ -1,4 +1,4 @@
-"""The engine skeleton every game builds on, and the chance sources that feed it.
+"""The engine skeleton every game builds on.
 
 A rules engine is pure: no I/O, no clocks, no global random state. The referee,
 the sample bots, the tests and the benchmarks all drive a game through the same
@@ -23,22 +23,30 @@ lets the game play the forfeited seat's pending turn; ``_finish`` ends the game
 once, with the game's ranking (``rank_seats``: forfeited seats last) and its end
 event; ``copy`` clones the common fields and asks the game for the rest.
 
-All chance is drawn through ``Chance`` from named streams. Each stream's n-th draw
-depends only on the seed and the stream's name, never on the players' actions, so
-the same seed with rotated seats deals the same game (duplicate games). A
-``RecordingChance`` keeps every draw so a replay can re-run the game without the
-seed, through ``ScriptedChance``.
+Chance sources live in chance.py and variant declarations in variants.py; both
+are re-exported here, the one module a game imports from.
 """
 
 from __future__ import annotations
 
 import copy as _copy
 import random
-import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, Self
 
 import msgspec
+
+# Re-exported: every game and caller imports the engine's vocabulary from here.
+from referee.games.chance import (
+    Chance,
+    ChanceDraw,
+    ChanceMismatch,
+    RecordingChance,
+    ScriptedChance,
+    SeededChance,
+    checked_shuffle,
+)
+from referee.games.variants import ChoiceVariant, IntVariant, TextVariant, UnknownVariant, Variant
 
 __all__ = [
     "Chance",
@@ -70,118 +78,6 @@ class IllegalAction(ValueError):
         self.rule_id = rule_id
         self.detail = message
         super().__init__(f"{rule_id}: {message}")
-
-
-class UnknownVariant(ValueError):
-    """A variant key or value that the game does not know."""
-
-
-class Variant:
-    """One ``key=value`` variant of a game: its key, its default and what it allows.
-
-    A game declares its variants once, as a tuple of these; ``GameRules`` reads a
-    configuration from text with them, writes one back as text, and checks a
-    configuration built in Python. The configuration Struct has one field per
-    variant, named by its key.
-    """
-
-    __slots__ = ("default", "key")
-
-    def __init__(self, key: str, default: Any) -> None:
-        self.key = key
-        self.default = default
-
-    def parse(self, game: str, text: str) -> Any:
-        """The value ``text`` names; UnknownVariant (one line) when it names none."""
-        raise NotImplementedError
-
-    def text(self, value: Any) -> str:
-        """``value`` as the text ``parse`` reads back."""
-        return str(value)
-
-    def check(self, game: str, value: Any) -> None:
-        """UnknownVariant unless ``value`` (from a configuration built in Python) is allowed."""
-        if not isinstance(value, str | int) or isinstance(value, bool):
-            raise UnknownVariant(f"{game} {self.key}={value!r}: {self.allowed()}")
-        self.parse(game, self.text(value))
-
-    def allowed(self) -> str:
-        """What the variant allows, said to the user after the bad value."""
-        raise NotImplementedError
-
-
-class ChoiceVariant(Variant):
-    """A variant that takes one of a few words."""
-
-    __slots__ = ("choices",)
-
-    def __init__(self, key: str, choices: Sequence[str], default: str) -> None:
-        super().__init__(key, default)
-        self.choices = tuple(choices)
-
-    def parse(self, game: str, text: str) -> str:
-        value = str(text).strip()
-        if value not in self.choices:
-            raise UnknownVariant(f"{game} {self.key}={text!r}: {self.allowed()}")
-        return value
-
-    def check(self, game: str, value: Any) -> None:
-        if value not in self.choices:  # exact: a padded word in a Struct is not the word
-            raise UnknownVariant(f"{game} {self.key}={value!r}: {self.allowed()}")
-
-    def allowed(self) -> str:
-        return f"use one of {', '.join(self.choices)}"
-
-
-class IntVariant(Variant):
-    """A variant that takes a whole number in ``low..high``."""
-
-    __slots__ = ("high", "low")
-
-    def __init__(self, key: str, low: int, high: int, default: int) -> None:
-        super().__init__(key, default)
-        self.low = low
-        self.high = high
-
-    def parse(self, game: str, text: str) -> int:
-        value = str(text).strip()
-        if not (value.isascii() and value.isdigit()) or not self.low <= int(value) <= self.high:
-            raise UnknownVariant(f"{game} {self.key}={text!r}: {self.allowed()}")
-        return int(value)
-
-    def check(self, game: str, value: Any) -> None:
-        if type(value) is not int or not self.low <= value <= self.high:
-            raise UnknownVariant(f"{game} {self.key}={value!r}: {self.allowed()}")
-
-    def allowed(self) -> str:
-        return f"use an integer from {self.low} to {self.high}"
-
-
-class TextVariant(Variant):
-    """A variant whose text has a shape of its own, checked by ``validate``
-    (which raises ValueError on a bad text); ``hint`` says what to use."""
-
-    __slots__ = ("hint", "validate")
-
-    def __init__(self, key: str, default: str, validate: Any, hint: str) -> None:
-        super().__init__(key, default)
-        self.validate = validate
-        self.hint = hint
-
-    def parse(self, game: str, text: str) -> str:
-        value = str(text).strip()
-        try:
-            self.validate(value)
-        except ValueError:
-            raise UnknownVariant(f"{game} {self.key}={text!r}: {self.allowed()}") from None
-        return value
-
-    def allowed(self) -> str:
-        return f"use {self.hint}"
-
-
-class ChanceMismatch(ValueError):
-    """A scripted chance source was asked for a draw its script does not hold."""
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
@@ -216,123 +112,6 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # ---------------------------------------------------------------------------
-# Chance
-
-
-class ChanceDraw(msgspec.Struct, frozen=True, array_like=True):
-    """One draw from a chance source: which stream, which kind, and its outcome."""
-
-    stream: str
-    kind: str  # "shuffle" (outcome: a permutation of range(n)) or "below" (0 <= x < n)
-    n: int
-    outcome: list[int]
-
-
-@runtime_checkable
-class Chance(Protocol):
-    """Where a game's randomness comes from."""
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        """A uniformly random permutation of ``range(n)``."""
-        ...
-
-    def below(self, stream: str, n: int) -> int:
-        """A uniformly random integer in ``range(n)``."""
-        ...
-
-
-class SeededChance:
-    """Independent named streams derived from one integer seed.
-
-    Streams are created on first use; the n-th draw of stream "dice" is the same
-    for a seed whatever else the game drew before, which is what makes duplicate
-    games possible.
-    """
-
-    __slots__ = ("_streams", "seed")
-
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-        self._streams: dict[str, random.Random] = {}
-
-    def _stream(self, stream: str) -> random.Random:
-        rng = self._streams.get(stream)
-        if rng is None:
-            # A str seed is hashed with SHA-512 by random.Random: stable across runs
-            # and independent of PYTHONHASHSEED.
-            rng = self._streams[stream] = random.Random(f"famiglia:{self.seed}:{stream}")
-        return rng
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        order = list(range(n))
-        self._stream(stream).shuffle(order)
-        return order
-
-    def below(self, stream: str, n: int) -> int:
-        return self._stream(stream).randrange(n)
-
-
-class RecordingChance:
-    """Wraps another chance source and keeps every draw, for the replay."""
-
-    __slots__ = ("draws", "inner")
-
-    def __init__(self, inner: Chance) -> None:
-        self.inner = inner
-        self.draws: list[ChanceDraw] = []
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        order = self.inner.shuffle(stream, n)
-        self.draws.append(ChanceDraw(stream, "shuffle", n, list(order)))
-        return order
-
-    def below(self, stream: str, n: int) -> int:
-        value = self.inner.below(stream, n)
-        self.draws.append(ChanceDraw(stream, "below", n, [value]))
-        return value
-
-
-class ScriptedChance:
-    """Gives back recorded draws in order; any other request is a mismatch."""
-
-    __slots__ = ("_draws", "_next")
-
-    def __init__(self, draws: list[ChanceDraw]) -> None:
-        self._draws = draws
-        self._next = 0
-
-    def _take(self, stream: str, kind: str, n: int) -> list[int]:
-        if self._next >= len(self._draws):
-            raise ChanceMismatch(
-                f"draw {self._next} ({kind} {n} from {stream!r}) is not in the script of {len(self._draws)} draws"
-            )
-        draw = self._draws[self._next]
-        if (draw.stream, draw.kind, draw.n) != (stream, kind, n):
-            raise ChanceMismatch(
-                f"draw {self._next}: the game asked for {kind} {n} from {stream!r}, "
-                f"the script holds {draw.kind} {draw.n} from {draw.stream!r}"
-            )
-        self._next += 1
-        return list(draw.outcome)
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        order = self._take(stream, "shuffle", n)
-        if sorted(order) != list(range(n)):
-            raise ChanceMismatch(f"draw {self._next - 1}: {order} is not a permutation of 0..{n - 1}")
-        return order
-
-    def below(self, stream: str, n: int) -> int:
-        (value,) = self._take(stream, "below", n)
-        if not 0 <= value < n:
-            raise ChanceMismatch(f"draw {self._next - 1}: {value} is not below {n}")
-        return value
-
-    @property
-    def exhausted(self) -> bool:
-        return self._next == len(self._draws)
-
-
-# ---------------------------------------------------------------------------
 # What every game shares
 
 
@@ -340,14 +119,6 @@ class Forfeited(msgspec.Struct, frozen=True, gc=False, tag="forfeited", tag_fiel
     """A seat left play (H2 of every game); the engine plays its turns from now on."""
 
     seat: int
-
-
-def checked_shuffle(chance: Chance, stream: str, n: int) -> list[int]:
-    """One ``chance.shuffle(stream, n)``, refused (ValueError) unless it is a permutation."""
-    order = list(chance.shuffle(stream, n))
-    if sorted(order) != list(range(n)):
-        raise ValueError(f"the chance source gave {order} for {stream!r}, not a permutation of 0..{n - 1}")
-    return order
 
 
 def rank_seats(keys: Sequence[tuple[int, ...]], forfeit_order: Sequence[int]) -> list[int]:
@@ -364,12 +135,6 @@ def rank_seats(keys: Sequence[tuple[int, ...]], forfeit_order: Sequence[int]) ->
     for i, seat in enumerate(reversed(forfeit_order)):
         ranks[seat] = len(in_play) + 1 + i
     return ranks
-
-
-def _action_classes(action_type: Any) -> frozenset[type]:
-    """The Struct classes of a game's action type (one class or a union of them)."""
-    members = typing.get_args(action_type) or (action_type,)
-    return frozenset(members)
 
 
 # ---------------------------------------------------------------------------
