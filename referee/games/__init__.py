@@ -17,9 +17,9 @@ stops the other games.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
+
+import msgspec
 
 from referee.games.base import GameRules
 
@@ -51,8 +51,7 @@ class BadGamePlugin(UnknownGame):
     """A plug-in registered for the game asked for cannot give a GameRules."""
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     """Where a game comes from: ``module:attribute`` and the distribution that registered it."""
 
     target: str
@@ -65,6 +64,10 @@ def _scan() -> tuple[dict[str, _Entry], list[str]]:
     Read afresh on every call: installing a plug-in, or a test putting one on
     sys.path, shows at once.
     """
+    # Imported here: importlib.metadata is slow to import, and a bot that imports one
+    # engine (every Python sample bot does) never needs it.
+    from importlib.metadata import entry_points
+
     games = {name: _Entry(target, "famiglia") for name, target in _BUILT_IN.items()}
     problems: list[str] = []
     # Sorted, so which of two clashing plug-ins wins never depends on the disk's order.
