@@ -1,11 +1,12 @@
-"""The contract every rules engine follows, and the chance sources that feed it.
+"""The engine skeleton every game builds on.
 
 A rules engine is pure: no I/O, no clocks, no global random state. The referee,
 the sample bots, the tests and the benchmarks all drive a game through the same
 small surface:
 
-* ``GameRules`` describes a game (name, player counts, how to read its variants)
-  and builds a fresh ``GameState`` from a configuration and a ``Chance`` source.
+* ``GameRules`` describes a game (name, table sizes, variants declared once as
+  ``Variant`` metadata, wire types) and builds a fresh ``GameState`` from a
+  configuration and a ``Chance`` source.
 * ``GameState.decision()`` says who must decide now and what kind of decision it
   is, with the legal options when they are few, or the constraints when they are
   many (a Vendetta placement).
@@ -13,35 +14,60 @@ small surface:
 * ``GameState.apply(seat, action)`` changes the state and returns the events it
   caused, or raises ``IllegalAction`` and changes nothing.
 
-All chance is drawn through ``Chance`` from named streams. Each stream's n-th draw
-depends only on the seed and the stream's name, never on the players' actions, so
-the same seed with rotated seats deals the same game (duplicate games). A
-``RecordingChance`` keeps every draw so a replay can re-run the game without the
-seed, through ``ScriptedChance``.
+The two base classes own what every game does alike, so a game writes only its
+rules: ``GameState.apply`` refuses an action out of turn, after the end or of a
+foreign type (a dict included: the referee decodes every action into the game's
+typed union first), then calls the game's ``_apply_action``; ``forfeit`` records
+the forfeit (one ``Forfeited`` event), ends the game when one seat is left, and
+lets the game play the forfeited seat's pending turn; ``_finish`` ends the game
+once, with the game's ranking (``rank_seats``: forfeited seats last) and its end
+event; ``copy`` clones the common fields and asks the game for the rest.
+
+Chance sources live in chance.py and variant declarations in variants.py; both
+are re-exported here, the one module a game imports from.
 """
 
 from __future__ import annotations
 
+import copy as _copy
 import random
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Self
 
 import msgspec
+
+# Re-exported: every game and caller imports the engine's vocabulary from here.
+from referee.games.chance import (
+    Chance,
+    ChanceDraw,
+    ChanceMismatch,
+    RecordingChance,
+    ScriptedChance,
+    SeededChance,
+    checked_shuffle,
+)
+from referee.games.variants import ChoiceVariant, IntVariant, TextVariant, UnknownVariant, Variant
 
 __all__ = [
     "Chance",
     "ChanceDraw",
     "ChanceMismatch",
+    "ChoiceVariant",
     "Decision",
+    "Forfeited",
     "GameRules",
     "GameState",
     "IllegalAction",
+    "IntVariant",
     "Outcome",
     "RecordingChance",
     "ScriptedChance",
     "SeededChance",
+    "TextVariant",
     "UnknownVariant",
-    "choice_variant",
-    "int_variant",
+    "Variant",
+    "checked_shuffle",
+    "rank_seats",
 ]
 
 
@@ -52,30 +78,6 @@ class IllegalAction(ValueError):
         self.rule_id = rule_id
         self.detail = message
         super().__init__(f"{rule_id}: {message}")
-
-
-class UnknownVariant(ValueError):
-    """A variant key or value that the game does not know."""
-
-
-def choice_variant(game: str, key: str, value: str, allowed: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``allowed``; else UnknownVariant saying what is."""
-    text = str(value).strip()
-    if text not in allowed:
-        raise UnknownVariant(f"{game} {key}={value!r}: use one of {', '.join(allowed)}")
-    return text
-
-
-def int_variant(game: str, key: str, value: str, low: int, high: int) -> int:
-    """``value`` as a whole number in ``low..high``; else UnknownVariant saying so."""
-    text = str(value).strip()
-    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        raise UnknownVariant(f"{game} {key}={value!r}: use an integer from {low} to {high}")
-    return int(text)
-
-
-class ChanceMismatch(ValueError):
-    """A scripted chance source was asked for a draw its script does not hold."""
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
@@ -110,134 +112,89 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # ---------------------------------------------------------------------------
-# Chance
+# What every game shares
 
 
-class ChanceDraw(msgspec.Struct, frozen=True, array_like=True):
-    """One draw from a chance source: which stream, which kind, and its outcome."""
+class Forfeited(msgspec.Struct, frozen=True, gc=False, tag="forfeited", tag_field="type"):
+    """A seat left play (H2 of every game); the engine plays its turns from now on."""
 
-    stream: str
-    kind: str  # "shuffle" (outcome: a permutation of range(n)) or "below" (0 <= x < n)
-    n: int
-    outcome: list[int]
+    seat: int
 
 
-@runtime_checkable
-class Chance(Protocol):
-    """Where a game's randomness comes from."""
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        """A uniformly random permutation of ``range(n)``."""
-        ...
-
-    def below(self, stream: str, n: int) -> int:
-        """A uniformly random integer in ``range(n)``."""
-        ...
-
-
-class SeededChance:
-    """Independent named streams derived from one integer seed.
-
-    Streams are created on first use; the n-th draw of stream "dice" is the same
-    for a seed whatever else the game drew before, which is what makes duplicate
-    games possible.
-    """
-
-    __slots__ = ("_streams", "seed")
-
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-        self._streams: dict[str, random.Random] = {}
-
-    def _stream(self, stream: str) -> random.Random:
-        rng = self._streams.get(stream)
-        if rng is None:
-            # A str seed is hashed with SHA-512 by random.Random: stable across runs
-            # and independent of PYTHONHASHSEED.
-            rng = self._streams[stream] = random.Random(f"famiglia:{self.seed}:{stream}")
-        return rng
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        order = list(range(n))
-        self._stream(stream).shuffle(order)
-        return order
-
-    def below(self, stream: str, n: int) -> int:
-        return self._stream(stream).randrange(n)
-
-
-class RecordingChance:
-    """Wraps another chance source and keeps every draw, for the replay."""
-
-    __slots__ = ("draws", "inner")
-
-    def __init__(self, inner: Chance) -> None:
-        self.inner = inner
-        self.draws: list[ChanceDraw] = []
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        order = self.inner.shuffle(stream, n)
-        self.draws.append(ChanceDraw(stream, "shuffle", n, list(order)))
-        return order
-
-    def below(self, stream: str, n: int) -> int:
-        value = self.inner.below(stream, n)
-        self.draws.append(ChanceDraw(stream, "below", n, [value]))
-        return value
-
-
-class ScriptedChance:
-    """Gives back recorded draws in order; any other request is a mismatch."""
-
-    __slots__ = ("_draws", "_next")
-
-    def __init__(self, draws: list[ChanceDraw]) -> None:
-        self._draws = draws
-        self._next = 0
-
-    def _take(self, stream: str, kind: str, n: int) -> list[int]:
-        if self._next >= len(self._draws):
-            raise ChanceMismatch(
-                f"draw {self._next} ({kind} {n} from {stream!r}) is not in the script "
-                f"of {len(self._draws)} draws"
-            )
-        draw = self._draws[self._next]
-        if (draw.stream, draw.kind, draw.n) != (stream, kind, n):
-            raise ChanceMismatch(
-                f"draw {self._next}: the game asked for {kind} {n} from {stream!r}, "
-                f"the script holds {draw.kind} {draw.n} from {draw.stream!r}"
-            )
-        self._next += 1
-        return list(draw.outcome)
-
-    def shuffle(self, stream: str, n: int) -> list[int]:
-        order = self._take(stream, "shuffle", n)
-        if sorted(order) != list(range(n)):
-            raise ChanceMismatch(f"draw {self._next - 1}: {order} is not a permutation of 0..{n - 1}")
-        return order
-
-    def below(self, stream: str, n: int) -> int:
-        (value,) = self._take(stream, "below", n)
-        if not 0 <= value < n:
-            raise ChanceMismatch(f"draw {self._next - 1}: {value} is not below {n}")
-        return value
-
-    @property
-    def exhausted(self) -> bool:
-        return self._next == len(self._draws)
+def rank_seats(keys: Sequence[tuple[int, ...]], forfeit_order: Sequence[int]) -> list[int]:
+    """1-based ranks: the seats in play by ``keys[seat]``, larger first, equal keys
+    sharing a rank (1, 1, 3); then the forfeited seats, the most recent forfeit
+    first (each game's H2). ``keys`` has an entry for every seat; a forfeited
+    seat's is ignored."""
+    gone = set(forfeit_order)
+    in_play = [seat for seat in range(len(keys)) if seat not in gone]
+    ranks = [0] * len(keys)
+    for seat in in_play:
+        key = keys[seat]
+        ranks[seat] = 1 + sum(1 for other in in_play if keys[other] > key)
+    for i, seat in enumerate(reversed(forfeit_order)):
+        ranks[seat] = len(in_play) + 1 + i
+    return ranks
 
 
 # ---------------------------------------------------------------------------
 # Games
 
 
-class GameState(Protocol):
-    """One game in progress. Mutable, but only ``apply`` and ``forfeit`` change it."""
+class GameState:
+    """One game in progress. Mutable, but only ``apply`` and ``forfeit`` change it.
+
+    The base owns the fields every game has (``n``, ``config``, the chance
+    source, ``forfeited``, ``forfeit_order``, ``ended_by`` and the outcome) and the
+    checks around them. A game subclasses it, sets ``game`` and
+    ``action_classes`` and fills in the hooks (the methods named with a leading
+    underscore below that raise NotImplementedError).
+    """
+
+    __slots__ = ("_chance", "_outcome", "config", "ended_by", "forfeit_order", "forfeited", "n", "to_move")
+
+    # The game's name (for messages) and the exact classes ``apply`` accepts.
+    game: ClassVar[str]
+    action_classes: ClassVar[frozenset[type]]
+    # The rule an action after the end breaks, by ``ended_by``; "H2" for any other.
+    end_rules: ClassVar[Mapping[str, str]] = {}
+
+    n: int
+    config: Any
+    _chance: Chance
+    forfeited: list[bool]
+    forfeit_order: list[int]
+    ended_by: str | None
+    _outcome: Outcome | None
+    # The seat that must decide now, -1 once the game is over: the game keeps it
+    # current (a field, not a hook, because ``apply`` reads it on every action).
+    to_move: int
+
+    def __init__(self, n_players: int, config: Any, chance: Chance) -> None:
+        self.n = n_players
+        self.config = config
+        self._chance = chance
+        self.forfeited = [False] * n_players
+        self.forfeit_order = []
+        self.ended_by = None
+        self._outcome = None
+        self.to_move = -1
+
+    # -- the interface every caller uses -------------------------------------
 
     @property
     def n_players(self) -> int:
         """How many seats the game has."""
-        ...
+        return self.n
+
+    def is_over(self) -> bool:
+        return self._outcome is not None
+
+    def outcome(self) -> Outcome:
+        """The final ranking; ValueError until ``is_over()``."""
+        if self._outcome is None:
+            raise ValueError("outcome: the game is not over")
+        return self._outcome
 
     def decision(self) -> Decision | None:
         """Who must decide now, or None when the game is over.
@@ -245,53 +202,177 @@ class GameState(Protocol):
         Never names a forfeited seat: the engine plays a forfeited seat's turns
         itself (a pass, rule H2 of each game) inside ``apply``/``forfeit``.
         """
-        ...
+        raise NotImplementedError
 
-    def view(self, seat: int) -> msgspec.Struct:
+    def view(self, seat: int) -> Any:
         """Everything ``seat`` may know now, and nothing it may not."""
-        ...
+        if not 0 <= seat < self.n:
+            raise ValueError(f"view: seat {seat} is not a seat of this {self.n}-player game")
+        return self._view(seat)
+
+    def events_for(self, seat: int, events: list[msgspec.Struct]) -> list[msgspec.Struct]:
+        """The part of ``events`` that ``seat`` may see; every event, unless the game
+        has private ones."""
+        return events
 
     def apply(self, seat: int, action: Any) -> list[msgspec.Struct]:
         """Play ``action`` for ``seat``; the events it caused, in order.
 
         Raises IllegalAction (with the rule id and the numbers) and changes
-        nothing when the action is not legal now, including when ``seat`` is not
-        the one that must decide.
+        nothing when the action is not legal now: after the end, out of turn, by
+        a forfeited seat, not one of the game's action types (a dict too), or
+        refused by the game's own rules.
         """
-        ...
+        if seat != self.to_move:
+            raise self._not_to_move(seat)
+        if action.__class__ not in self.action_classes:
+            raise IllegalAction(self._action_rule(), f"expected a {self.game} action, got {type(action).__name__}")
+        return self._apply_action(seat, action)
 
     def forfeit(self, seat: int) -> list[msgspec.Struct]:
-        """Take ``seat`` out of play for the rest of the game (H2); the events caused."""
-        ...
+        """Take ``seat`` out of play for the rest of the game (H2); the events caused.
 
-    def events_for(self, seat: int, events: list[msgspec.Struct]) -> list[msgspec.Struct]:
-        """The part of ``events`` that ``seat`` may see (private details removed)."""
-        ...
-
-    def is_over(self) -> bool:
-        ...
-
-    def outcome(self) -> Outcome:
-        """The final ranking; only valid once ``is_over()``."""
-        ...
+        Forfeiting a finished game, or a seat twice, changes nothing. When one
+        seat is left in play the game ends at once (``ended_by="forfeits"``).
+        """
+        n = self.n
+        if not 0 <= seat < n:
+            raise ValueError(f"forfeit: seat {seat} is not a seat of this {n}-player game")
+        if self._outcome is not None or self.forfeited[seat]:
+            return []
+        self.forfeited[seat] = True
+        self.forfeit_order.append(seat)
+        events: list[msgspec.Struct] = [Forfeited(seat)]
+        if self.forfeited.count(False) < 2:
+            self._finish("forfeits", events)
+        else:
+            self._after_forfeit(seat, events)
+        return events
 
     def random_action(self, rng: random.Random) -> Any:
         """A uniformly random legal action for the seat that must decide now."""
-        ...
+        if self._outcome is not None:
+            raise ValueError("random_action: the game is over")
+        return self._random_action(rng)
 
     def pass_action(self) -> Any:
         """The mildest legal action for the seat that must decide now (a pass where
         the game has one); the referee plays it for a seat whose action was illegal
         under the "pass" policy."""
-        ...
+        if self._outcome is not None:
+            raise ValueError("pass_action: the game is over")
+        return self._pass_action()
+
+    def copy(self, chance: Chance | None = None) -> Self:
+        """A fast independent clone that draws its future chance from ``chance``.
+
+        Without ``chance`` the clone gets a deep copy of this game's chance source,
+        so clone and original see the same future draws and neither disturbs the
+        other. A search bot that should not know the future passes its own source.
+        """
+        cls = self.__class__
+        other = cls.__new__(cls)
+        other.n = self.n
+        other.config = self.config
+        other._chance = _copy.deepcopy(self._chance) if chance is None else chance
+        other.forfeited = self.forfeited[:]
+        other.forfeit_order = self.forfeit_order[:]
+        other.ended_by = self.ended_by
+        other._outcome = self._outcome  # frozen, safe to share
+        other.to_move = self.to_move
+        self._copy_into(other)
+        return other
+
+    def hidden_twin(self, seat: int, rng: random.Random) -> Self | None:
+        """A copy in which everything hidden from ``seat`` is dealt again at random
+        (other seats' cards, unseen pile orders, ...), for the contract check that a
+        view shows nothing hidden (referee/games/testing.py). A game without hidden
+        information returns ``self.copy()``; None means the game offers no twin."""
+        return None
+
+    # -- what the base does for every game -----------------------------------
+
+    def _not_to_move(self, seat: int) -> IllegalAction:
+        """Why ``seat`` may not act now: the game is over, it forfeited, or it is not its turn."""
+        if self._outcome is not None:
+            ended_by = self._outcome.ended_by
+            return IllegalAction(
+                self.end_rules.get(ended_by, "H2"), f"the game is over ({ended_by}); seat {seat} cannot act"
+            )
+        if 0 <= seat < self.n and self.forfeited[seat]:
+            return IllegalAction("H2", f"seat {seat} has forfeited and cannot act")
+        return self._out_of_turn(seat)
+
+    def _finish(self, ended_by: str, events: list[msgspec.Struct]) -> None:
+        """End the game: rank the seats (the game's ``_final_outcome``) and add its end event."""
+        self.ended_by = ended_by
+        self.to_move = -1
+        self._close()
+        outcome = self._final_outcome(ended_by)
+        self._outcome = outcome
+        events.append(self._end_event(outcome))
+
+    # -- hooks each game fills in ----------------------------------------------
+
+    def _out_of_turn(self, seat: int) -> IllegalAction:
+        """The error for ``seat`` acting while another seat must (the game's turn rule)."""
+        raise NotImplementedError
+
+    def _action_rule(self) -> str:
+        """The rule id an action of a foreign type breaks now."""
+        raise NotImplementedError
+
+    def _apply_action(self, seat: int, action: Any) -> list[msgspec.Struct]:
+        """Play ``action``, of one of ``action_classes``, for the seat to move: the
+        game's own checks (IllegalAction before any change), then the change."""
+        raise NotImplementedError
+
+    def _after_forfeit(self, seat: int, events: list[msgspec.Struct]) -> None:
+        """``seat`` has just forfeited and two or more seats play on: play its
+        pending turn, if it had one, as the game's H2 says."""
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        """Game bookkeeping at the end, before the outcome is built (most games need none)."""
+
+    def _final_outcome(self, ended_by: str) -> Outcome:
+        """The outcome of the game that has just ended (ranks from ``rank_seats``)."""
+        raise NotImplementedError
+
+    def _end_event(self, outcome: Outcome) -> msgspec.Struct:
+        """The game's end-of-game event (the last event of every game)."""
+        raise NotImplementedError
+
+    def _view(self, seat: int) -> Any:
+        """``view`` for a seat already checked to be at the table."""
+        raise NotImplementedError
+
+    def _random_action(self, rng: random.Random) -> Any:
+        """``random_action`` while the game is not over."""
+        raise NotImplementedError
+
+    def _pass_action(self) -> Any:
+        """``pass_action`` while the game is not over."""
+        raise NotImplementedError
+
+    def _copy_into(self, other: Any) -> None:
+        """Copy the game's own fields into ``other``, a bare instance whose common
+        fields ``copy`` has already set."""
+        raise NotImplementedError
 
 
-class GameRules(Protocol):
-    """A game: its name, its table sizes, its types, and how to start one."""
+class GameRules:
+    """A game: its name, its table sizes, its variants, its types, and how to start one.
+
+    A game subclasses it and sets the class attributes; ``config``, ``variants``,
+    ``check_table`` and ``new_game`` then work from that metadata alone.
+    """
 
     name: ClassVar[str]
     min_players: ClassVar[int]
     max_players: ClassVar[int]
+    # Every variant, once: its key (a field of ``config_type``), default and values.
+    variant_spec: ClassVar[tuple[Variant, ...]] = ()
     # The msgspec types of the wire: configuration, one seat's view, an action
     # (a tagged union), an event (a tagged union). Used for decoding bot actions
     # and for the JSON Schema.
@@ -299,15 +380,45 @@ class GameRules(Protocol):
     view_type: ClassVar[Any]
     action_type: ClassVar[Any]
     event_type: ClassVar[Any]
+    state_type: ClassVar[type[GameState]]
 
-    def config(self, variants: dict[str, str]) -> msgspec.Struct:
+    def config(self, variants: Mapping[str, str]) -> Any:
         """The game configuration from ``key=value`` variants; UnknownVariant if bad."""
-        ...
+        spec = {v.key: v for v in self.variant_spec}
+        values = {v.key: v.default for v in self.variant_spec}
+        for key, text in variants.items():
+            variant = spec.get(key)
+            if variant is None:
+                keys = [v.key for v in self.variant_spec]
+                names = ", ".join(keys[:-1]) + " or " + keys[-1] if len(keys) > 1 else "".join(keys) or "none"
+                raise UnknownVariant(f"{self.name} has no variant {key!r} (given {text!r}): use {names}")
+            values[key] = variant.parse(self.name, text)
+        return self.config_type(**values)
 
     def variants(self, config: msgspec.Struct) -> dict[str, str]:
         """The inverse of ``config``: every variant as text, defaults included."""
-        ...
+        self._check_config_type(config)
+        return {v.key: v.text(getattr(config, v.key)) for v in self.variant_spec}
+
+    def check_table(self, n_players: int) -> None:
+        """ValueError unless the game can be played by ``n_players`` seats."""
+        if not self.min_players <= n_players <= self.max_players:
+            raise ValueError(f"{self.name} is for {self.min_players} to {self.max_players} players, not {n_players}")
+
+    def check_config(self, config: msgspec.Struct) -> None:
+        """TypeError for another game's configuration, UnknownVariant for a value
+        the game does not allow (a configuration built in Python)."""
+        self._check_config_type(config)
+        for variant in self.variant_spec:
+            variant.check(self.name, getattr(config, variant.key))
 
     def new_game(self, n_players: int, config: msgspec.Struct, chance: Chance) -> GameState:
-        """A fresh game; ValueError if ``n_players`` is out of range."""
-        ...
+        """A fresh game; ValueError if ``n_players`` or ``config`` cannot be played."""
+        self._check_config_type(config)
+        self.check_table(n_players)
+        self.check_config(config)
+        return self.state_type(n_players, config, chance)
+
+    def _check_config_type(self, config: object) -> None:
+        if not isinstance(config, self.config_type):
+            raise TypeError(f"{self.name} needs a {self.config_type.__name__}, got {type(config).__name__}")

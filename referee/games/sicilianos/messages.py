@@ -11,6 +11,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
+from referee.games.base import Forfeited
 from referee.games.sicilianos.components import (
     Colour,
     DieAction,
@@ -428,12 +429,6 @@ class Returned(msgspec.Struct, frozen=True, gc=False, tag="returned", tag_field=
 
 class Skipped(msgspec.Struct, frozen=True, gc=False, tag="skipped", tag_field="type"):
     """A forfeited seat's turn was skipped (H2)."""
-
-    seat: int
-
-
-class Forfeited(msgspec.Struct, frozen=True, gc=False, tag="forfeited", tag_field="type"):
-    """A seat left play (H2)."""
 
     seat: int
 

@@ -1,4 +1,4 @@
-"""Final scores (E3) and the ranking of a finished game (E1, E3, H2)."""
+"""Final scores (E3) and the Godfather (E1); the ranking is the state's, by rank_seats."""
 
 from __future__ import annotations
 
@@ -46,27 +46,3 @@ def final_scores(clean: list[int], dirty: list[int], businesses: list[list[int]]
         if most > 0 and counts.count(most) == 1:
             scores[counts.index(most)] += MAJORITY_BONUS
     return scores
-
-
-def rank(keys: list[tuple[int, ...]]) -> list[int]:
-    """1-based ranks, smaller key first; equal keys share a rank (1, 1, 3)."""
-    return [1 + sum(1 for other in keys if other < key) for key in keys]
-
-
-def ranking(scores: list[int], forfeit_order: list[int], godfather: int | None) -> list[int]:
-    """Ranks: the Godfather first (E1), then by score (E3); forfeited seats last (H2).
-
-    Forfeited seats are ranked among themselves by how long they stayed: the most
-    recent forfeit first, as in Vendetta.
-    """
-    n = len(scores)
-    position = {seat: i for i, seat in enumerate(forfeit_order)}
-    keys: list[tuple[int, ...]] = []
-    for seat in range(n):
-        if seat in position:
-            keys.append((2, -position[seat], 0))
-        elif seat == godfather:
-            keys.append((0, 0, 0))
-        else:
-            keys.append((1, 0, -scores[seat]))
-    return rank(keys)

@@ -14,15 +14,14 @@ changes, with a message explaining which rule it breaks (``_explain``).
 
 from __future__ import annotations
 
-import copy as _copy
 import random
 from bisect import insort
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal, get_args
 
 import msgspec
 
-from referee.games.base import Chance, Decision, IllegalAction, Outcome
+from referee.games.base import Chance, Decision, GameState, IllegalAction, Outcome, checked_shuffle, rank_seats
 from referee.games.sicilianos.components import (
     BODYGUARD,
     BOMB,
@@ -61,7 +60,6 @@ from referee.games.sicilianos.messages import (
     Explode,
     Exploded,
     FamilyStrength,
-    Forfeited,
     GameEnded,
     Give,
     Inspect,
@@ -103,7 +101,7 @@ from referee.games.sicilianos.messages import (
     WarStarted,
     WarView,
 )
-from referee.games.sicilianos.scoring import final_scores, godfather_of, ranking
+from referee.games.sicilianos.scoring import final_scores, godfather_of
 from referee.games.sicilianos.war import War, winning_seat
 
 __all__ = ["DECISION_RULES", "SicilianosState", "events_for", "pick_option"]
@@ -211,8 +209,11 @@ def _names(colours: list[int] | set[int] | tuple[int, ...]) -> str:
     return ", ".join(COLOURS[c] for c in sorted(colours))
 
 
-class SicilianosState:
+class SicilianosState(GameState):
     """One Sicilianos game (mutable; only apply and forfeit change it).
+
+    The checks every game shares (turn order, the end, forfeits, copying) are
+    ``GameState``'s; this class runs the step machine.
 
     The true state is readable for referees and tests: ``hands`` (card numbers,
     sorted), ``piles`` (top card last), ``notes`` (dirty notes counted per value
@@ -221,24 +222,18 @@ class SicilianosState:
     """
 
     __slots__ = (
-        "_chance",
         "_decision",
         "_faces",
         "bank",
         "business_piles",
         "businesses",
         "clean",
-        "config",
         "dice",
-        "ended_by",
-        "forfeit_order",
-        "forfeited",
         "godfather",
         "hands",
         "inspecting",
         "known",
         "last_steal",
-        "n",
         "notes",
         "pile_version",
         "piles",
@@ -250,9 +245,11 @@ class SicilianosState:
         "war",
     )
 
-    n: int
+    game: ClassVar[str] = "sicilianos"
+    action_classes: ClassVar[frozenset[type]] = frozenset(get_args(SicilianosAction))
+    end_rules: ClassVar[dict[str, str]] = _END_RULES
+
     config: SicilianosConfig
-    _chance: Chance
     _faces: tuple[int, ...]
     _decision: Decision | None
     hands: list[list[int]]
@@ -264,8 +261,6 @@ class SicilianosState:
     bank: int
     businesses: list[list[int]]
     business_piles: list[list[int]]
-    forfeited: list[bool]
-    forfeit_order: list[int]
     turns: int
     turn_seat: int
     stage: int
@@ -275,21 +270,16 @@ class SicilianosState:
     steal_target: tuple[int, int] | None
     last_steal: tuple[int, int, int] | None
     war: War | None
-    ended_by: str | None
     godfather: int | None
 
     def __init__(self, n_players: int, config: SicilianosConfig, chance: Chance) -> None:
+        super().__init__(n_players, config, chance)
         n = n_players
-        self.n = n
-        self.config = config
         self._faces = parse_action_die(config.action_die)
-        self._chance = chance
         # S2: one shuffle per colour, drawn in colour order before anything else.
         self.piles = []
         for colour, name in enumerate(COLOURS):
-            order = list(chance.shuffle(f"pile:{name}", VALUES_PER_COLOUR))
-            if sorted(order) != list(range(VALUES_PER_COLOUR)):
-                raise ValueError(f"the chance source gave {order} for pile:{name}, not a permutation")
+            order = checked_shuffle(chance, f"pile:{name}", VALUES_PER_COLOUR)
             # order[0] is the top card; the list keeps the top at its end.
             self.piles.append([card_id(colour, v + 1) for v in reversed(order)])
         self.pile_version = [0] * N_COLOURS
@@ -302,8 +292,6 @@ class SicilianosState:
         # Business piles are looked through whole before a pick (G8), so their
         # order never matters and they are not shuffled.
         self.business_piles = [[0, 1, 2] for _ in range(N_COLOURS)]
-        self.forfeited = [False] * n
-        self.forfeit_order = []
         self.turns = 0
         self.turn_seat = 0
         self.stage = SETUP
@@ -313,23 +301,12 @@ class SicilianosState:
         self.steal_target = None
         self.last_steal = None
         self.war = None
-        self.ended_by = None
         self.godfather = None
         self._decision = None
         self._advance([])
 
-    def copy(self, chance: Chance | None = None) -> SicilianosState:
-        """A fast independent clone that draws its future dice from ``chance``.
-
-        Without ``chance`` the clone gets a deep copy of this game's chance source,
-        so clone and original roll the same future dice and neither disturbs the
-        other. A search bot that should not know the future passes its own source.
-        """
-        other = SicilianosState.__new__(SicilianosState)
-        other.n = self.n
-        other.config = self.config
+    def _copy_into(self, other: SicilianosState) -> None:
         other._faces = self._faces
-        other._chance = _copy.deepcopy(self._chance) if chance is None else chance
         other._decision = self._decision  # frozen; its options are shared frozen Structs
         other.hands = [hand[:] for hand in self.hands]
         other.piles = [pile[:] for pile in self.piles]
@@ -340,8 +317,6 @@ class SicilianosState:
         other.bank = self.bank
         other.businesses = [owned[:] for owned in self.businesses]
         other.business_piles = [pile[:] for pile in self.business_piles]
-        other.forfeited = self.forfeited[:]
-        other.forfeit_order = self.forfeit_order[:]
         other.turns = self.turns
         other.turn_seat = self.turn_seat
         other.stage = self.stage
@@ -351,30 +326,20 @@ class SicilianosState:
         other.steal_target = self.steal_target
         other.last_steal = self.last_steal
         other.war = None if self.war is None else self.war.copy()
-        other.ended_by = self.ended_by
         other.godfather = self.godfather
-        return other
 
     # -- the GameState interface -----------------------------------------------
-
-    @property
-    def n_players(self) -> int:
-        return self.n
-
-    def is_over(self) -> bool:
-        return self.stage == OVER
 
     def decision(self) -> Decision | None:
         return self._decision
 
-    def random_action(self, rng: random.Random) -> Any:
+    def _random_action(self, rng: random.Random) -> Any:
         """A uniformly random choice among the options of the pending decision."""
         decision = self._decision
-        if decision is None:
-            raise ValueError("random_action: the game is over")
+        assert decision is not None  # the base refuses once the game is over
         return pick_option(decision, rng)
 
-    def pass_action(self) -> Any:
+    def _pass_action(self) -> Any:
         """The mildest legal option: stay out, pass, roll, count as a family card, launder.
 
         Where the decision has none of these (setup, a forced war, a take-1 or
@@ -382,8 +347,7 @@ class SicilianosState:
         forced war the smallest stake on the lowest card.
         """
         decision = self._decision
-        if decision is None or not decision.options:
-            raise ValueError("pass_action: the game is over")
+        assert decision is not None and decision.options  # the base refuses once the game is over
         options = decision.options
         for mild in _MILD:
             if mild in options:
@@ -392,66 +356,50 @@ class SicilianosState:
             return min(options, key=lambda war: (war.note, war.value))
         return options[0]
 
-    def apply(self, seat: int, action: Any) -> list[msgspec.Struct]:
+    def _out_of_turn(self, seat: int) -> IllegalAction:
         decision = self._decision
-        if decision is None:
-            rule = _END_RULES.get(self.ended_by or "", "E2")
-            raise IllegalAction(rule, f"the game is over ({self.ended_by}); seat {seat} cannot act")
-        options = decision.options
-        assert options is not None
-        if seat != decision.seat:
-            if 0 <= seat < self.n and self.forfeited[seat]:
-                raise IllegalAction("H2", f"seat {seat} has forfeited and cannot act")
-            raise IllegalAction(
-                DECISION_RULES[decision.kind],
-                f"seat {decision.seat} must decide now ({decision.kind}), not seat {seat}",
-            )
-        if action not in options:
-            if isinstance(action, dict):
-                try:
-                    action = msgspec.convert(action, SicilianosAction)
-                except msgspec.ValidationError as exc:
-                    raise IllegalAction(DECISION_RULES[decision.kind], f"not an action: {exc}") from None
-            if action not in options:
-                raise IllegalAction(*self._explain(decision, action))
+        assert decision is not None
+        return IllegalAction(
+            DECISION_RULES[decision.kind], f"seat {decision.seat} must decide now ({decision.kind}), not seat {seat}"
+        )
+
+    def _action_rule(self) -> str:
+        decision = self._decision
+        assert decision is not None
+        return DECISION_RULES[decision.kind]
+
+    def _apply_action(self, seat: int, action: Any) -> list[msgspec.Struct]:
+        decision = self._decision
+        assert decision is not None and decision.options is not None
+        if action not in decision.options:
+            raise IllegalAction(*self._explain(decision, action))
         events: list[msgspec.Struct] = []
         self._decision = None
         _HANDLE[self.stage](self, seat, action, events)
         self._advance(events)
         return events
 
-    def forfeit(self, seat: int) -> list[msgspec.Struct]:
-        n = self.n
-        if not 0 <= seat < n:
-            raise ValueError(f"forfeit: seat {seat} is not a seat of this {n}-player game")
-        if self.stage == OVER or self.forfeited[seat]:
-            return []
-        self.forfeited[seat] = True
-        self.forfeit_order.append(seat)
-        events: list[msgspec.Struct] = [Forfeited(seat)]
-        if self.forfeited.count(False) < 2:
-            self._end("forfeits", events)
-        elif self._decision is not None and self._decision.seat == seat:
+    def _after_forfeit(self, seat: int, events: list[msgspec.Struct]) -> None:
+        if self._decision is not None and self._decision.seat == seat:
             # Ask the pending step again: its prep now plays the passive option.
             self._decision = None
             self._advance(events)
-        return events
 
     def events_for(self, seat: int, events: list[msgspec.Struct]) -> list[msgspec.Struct]:
         return events_for(seat, events)
 
-    def outcome(self) -> Outcome:
-        if self.stage != OVER or self.ended_by is None:
-            raise ValueError("outcome: the game is not over")
+    def _final_outcome(self, ended_by: str) -> Outcome:
+        """The Godfather first (E1), then by score (E3); forfeited seats last (H2)."""
         scores = self.scores()
-        ranks = ranking(scores, self.forfeit_order, self.godfather)
+        keys = [(1, 0) if seat == self.godfather else (0, scores[seat]) for seat in range(self.n)]
+        ranks = rank_seats(keys, self.forfeit_order)
         per_kind = [[sum(1 for b in owned if b % 3 == k) for owned in self.businesses] for k in range(3)]
         return Outcome(
             ranks=ranks,
             scores=scores,
             winners=[seat for seat in range(self.n) if ranks[seat] == 1],
             forfeited=self.forfeit_order[:],
-            ended_by=self.ended_by,
+            ended_by=ended_by,
             stats={
                 "clean": self.clean[:],
                 "dirty": self.dirty(),
@@ -460,6 +408,15 @@ class SicilianosState:
                 "restaurants": per_kind[1],
                 "laundries": per_kind[2],
             },
+        )
+
+    def _end_event(self, outcome: Outcome) -> GameEnded:
+        return GameEnded(
+            ended_by=outcome.ended_by,
+            godfather=self.godfather,
+            scores=outcome.scores,
+            ranks=outcome.ranks,
+            businesses=[[BusinessView(COLOURS[b // 3], KINDS[b % 3]) for b in owned] for owned in self.businesses],
         )
 
     # -- derived figures -------------------------------------------------------
@@ -472,6 +429,52 @@ class SicilianosState:
         """The E3 score of every seat as things stand."""
         return final_scores(self.clean, self.dirty(), self.businesses)
 
+    def hidden_twin(self, seat: int, rng: random.Random) -> SicilianosState:
+        """A copy with everything hidden from ``seat`` dealt again (I1-I3): the cards in
+        other hands, in piles it has not looked through, face down on the war table
+        (each swapped within its colour, which is public), and the kinds of the
+        businesses it does not own (within their colour)."""
+        twin = self.copy()
+        hidden: set[int] = set()
+        for p, hand in enumerate(self.hands):
+            if p != seat:
+                hidden.update(hand)
+        war = self.war
+        if war is not None:
+            for p, cards in war.cards.items():
+                if p != seat:
+                    hidden.update(c for c in cards if c in war.face_down)
+        for colour in range(N_COLOURS):
+            if not self.known_pile(seat, colour):
+                hidden.update(self.piles[colour])
+        if self.last_steal is not None and seat in self.last_steal[:2]:
+            hidden.discard(self.last_steal[2])  # thief and victim both know the stolen card
+        swap: dict[int, int] = {}
+        for colour in range(N_COLOURS):
+            group = sorted(c for c in hidden if colour_of(c) == colour)
+            dealt = group[:]
+            rng.shuffle(dealt)
+            swap.update(zip(group, dealt, strict=True))
+        for p in range(self.n):
+            if p != seat:
+                twin.hands[p] = sorted(swap.get(c, c) for c in twin.hands[p])
+        twin.piles = [[swap.get(c, c) for c in pile] for pile in twin.piles]
+        if twin.war is not None:
+            twin.war.cards = {p: [swap.get(c, c) for c in cards] for p, cards in twin.war.cards.items()}
+            twin.war.face_down = [swap.get(c, c) for c in twin.war.face_down]
+        if self.stage != OVER:  # at the end every business is shown
+            mine = set(self.businesses[seat])
+            for colour in range(N_COLOURS):
+                kinds = [b % 3 for b in range(colour * 3, colour * 3 + 3) if b not in mine]
+                rng.shuffle(kinds)
+                for p in range(self.n):
+                    if p != seat:
+                        twin.businesses[p] = [
+                            colour * 3 + kinds.pop() if b // 3 == colour else b for b in twin.businesses[p]
+                        ]
+                twin.business_piles[colour] = sorted(kinds.pop() for _ in twin.business_piles[colour])
+        return twin
+
     def known_pile(self, seat: int, colour: int) -> bool:
         """True if ``seat`` knows the order of ``colour``'s pile (I2): it looked and nothing changed."""
         if self.stage == PICK and self.turn_seat == seat and self.inspecting == colour:
@@ -480,10 +483,8 @@ class SicilianosState:
 
     # -- the view --------------------------------------------------------------
 
-    def view(self, seat: int) -> SicilianosView:
+    def _view(self, seat: int) -> SicilianosView:
         n = self.n
-        if not 0 <= seat < n:
-            raise ValueError(f"view: seat {seat} is not a seat of this {n}-player game")
         over = self.stage == OVER
         players = []
         for p in range(n):
@@ -595,23 +596,13 @@ class SicilianosState:
                 _HANDLE[self.stage](self, seat, options[0], events)
                 continue
             self._decision = Decision(seat=seat, kind=kind, options=options)
+            self.to_move = seat
             return
         self._decision = None
 
-    def _end(self, ended_by: str, events: list[msgspec.Struct]) -> None:
+    def _close(self) -> None:
         self.stage = OVER
-        self.ended_by = ended_by
         self._decision = None
-        outcome = self.outcome()
-        events.append(
-            GameEnded(
-                ended_by=ended_by,
-                godfather=self.godfather,
-                scores=outcome.scores,
-                ranks=outcome.ranks,
-                businesses=[[BusinessView(COLOURS[b // 3], KINDS[b % 3]) for b in owned] for owned in self.businesses],
-            )
-        )
 
     def _end_turn(self) -> None:
         self.turn_seat = (self.turn_seat + 1) % self.n
@@ -658,7 +649,7 @@ class SicilianosState:
 
     def _prep_turn(self, events: list[msgspec.Struct]) -> _Prep:
         if self.turns >= self.config.turn_limit:
-            self._end("turn_limit", events)  # H1
+            self._finish("turn_limit", events)  # H1
             return None
         seat = self.turn_seat
         if self.forfeited[seat]:
@@ -1158,9 +1149,9 @@ class SicilianosState:
         godfather = godfather_of(self.businesses)
         if godfather is not None:
             self.godfather = godfather
-            self._end("godfather", events)  # E1
+            self._finish("godfather", events)  # E1
         elif any(not any(notes) and not out for notes, out in zip(self.notes, self.forfeited, strict=True)):
-            self._end("no_dirty_money", events)  # E2, [A] among seats still in play
+            self._finish("no_dirty_money", events)  # E2, [A] among seats still in play
 
     # -- explaining an illegal action ------------------------------------------------
 

@@ -27,7 +27,9 @@ def _plain(value: Any) -> Any:
 
 def snapshot(state: SicilianosState) -> bytes:
     """Every field of the state (the chance source aside) as bytes: equal bytes, equal states."""
-    fields = {name: getattr(state, name) for name in SicilianosState.__slots__ if name != "_chance"}
+    # The base class's slots (forfeits, the outcome) and the game's own.
+    slots = [name for cls in type(state).__mro__ for name in getattr(cls, "__slots__", ())]
+    fields = {name: getattr(state, name) for name in slots if name != "_chance"}
     war = state.war
     war_fields = None if war is None else {name: getattr(war, name) for name in War.__slots__}
     return msgspec.json.encode([fields, war_fields], enc_hook=_plain)

@@ -18,7 +18,7 @@ from referee.games.vendetta import (
     RULES,
     Eliminated,
     Forfeited,
-    GameOver,
+    GameEnded,
     Paid,
     Place,
     PlaceConstraints,
@@ -114,9 +114,7 @@ def kinds(events: Sequence[msgspec.Struct]) -> list[str]:
     return [type(e).__name__ for e in events]
 
 
-def of(
-    events: Sequence[msgspec.Struct], kind: type[msgspec.Struct]
-) -> list[msgspec.Struct]:
+def of(events: Sequence[msgspec.Struct], kind: type[msgspec.Struct]) -> list[msgspec.Struct]:
     return [e for e in events if isinstance(e, kind)]
 
 
@@ -131,9 +129,7 @@ def snapshot(state: VendettaState) -> bytes:
     return msgspec.msgpack.encode([views, hidden])
 
 
-def illegal(
-    state: VendettaState, seat: int, action: object, rule: str
-) -> IllegalAction:
+def illegal(state: VendettaState, seat: int, action: object, rule: str) -> IllegalAction:
     before = snapshot(state)
     with pytest.raises(IllegalAction) as caught:
         state.apply(seat, action)
@@ -144,9 +140,7 @@ def illegal(
 
 def constraints(state: VendettaState) -> PlaceConstraints:
     decision = state.decision()
-    assert (
-        decision is not None and decision.kind == "place" and decision.options is None
-    )
+    assert decision is not None and decision.kind == "place" and decision.options is None
     result = decision.constraints
     assert isinstance(result, PlaceConstraints)
     return result
@@ -208,9 +202,7 @@ def test_s2_variant_dealt_only_puts_two_on_each_dealt_district() -> None:
 
 
 def test_r1_round_shuffle_gives_pile_then_raid() -> None:
-    state = RULES.new_game(
-        3, VendettaConfig(), deal_chance(DEAL, ROUND, list(range(13)))
-    )
+    state = RULES.new_game(3, VendettaConfig(), deal_chance(DEAL, ROUND, list(range(13))))
     events: list[msgspec.Struct] = []
     for _ in range(11):
         decision = state.decision()
@@ -249,9 +241,7 @@ def test_r2_wrong_seat_is_illegal() -> None:
 
 
 def test_r3_a_turn_is_a_placement_then_one_vendetta() -> None:
-    state = position(
-        4, board={5: [2, 1, 0, 0]}, turn=1, pile=[5, *range(6, 12), 2, 3, 4]
-    )
+    state = position(4, board={5: [2, 1, 0, 0]}, turn=1, pile=[5, *range(6, 12), 2, 3, 4])
     events = state.apply(1, place((5, 1)))
     assert kinds(events)[:3] == ["Placed", "Revealed", "Eliminated"]
     assert events[0] == Placed(1, 1, [Placement(5, 1)])
@@ -359,9 +349,7 @@ def test_p4_no_minimum_in_an_empty_or_shared_district() -> None:
 
 
 def test_p4_minimum_table_is_per_seat() -> None:
-    state = position(
-        4, board={2: [3, 0, 0, 0], 3: [0, 4, 0, 0], 4: [1, 1, 0, 0]}, turn=1
-    )
+    state = position(4, board={2: [3, 0, 0, 0], 3: [0, 4, 0, 0], 4: [1, 1, 0, 0]}, turn=1)
     expected = [1] * 13
     expected[1] = 3  # seat 0 alone with 3; seat 1 is to move
     assert constraints(state).minimum == expected
@@ -532,9 +520,7 @@ def test_v5_empty_box_pays_nothing() -> None:
 # End of the round
 
 
-def last_turn(
-    n: int, board: Mapping[int, Sequence[int]], **kwargs: object
-) -> VendettaState:
+def last_turn(n: int, board: Mapping[int, Sequence[int]], **kwargs: object) -> VendettaState:
     """A state at turn 10; by default its last card is 13 and the raid is 11 and 12."""
     kwargs.setdefault("raid", (11, 12))
     kwargs.setdefault("pile", [13])
@@ -623,7 +609,7 @@ def test_e2_variant_majority_control() -> None:
 
 
 def winners_of(events: Sequence[msgspec.Struct]) -> list[int]:
-    (over,) = of(events, GameOver)
+    (over,) = of(events, GameEnded)
     return over.winners  # type: ignore[attr-defined, no-any-return]
 
 
@@ -687,7 +673,7 @@ def test_e3_tied_on_both_share_the_win() -> None:
 def test_e3_no_winner_below_both_targets() -> None:
     state = last_turn(4, alone(0, 4, range(1, 5)), points=[100, 0, 0, 0])
     events = end_round(state)
-    assert of(events, GameOver) == []
+    assert of(events, GameEnded) == []
     assert not state.is_over()
     assert state.view(0).points == [175, 0, 0, 0]
 
@@ -713,9 +699,7 @@ def test_e4_reinforcement_with_an_empty_or_short_box() -> None:
     ("n", "start", "next_start"),
     [(3, 0, 2), (3, 2, 1), (4, 0, 3), (4, 1, 0), (5, 0, 1), (5, 4, 0)],
 )
-def test_e4_next_start_player_is_start_plus_eleven(
-    n: int, start: int, next_start: int
-) -> None:
+def test_e4_next_start_player_is_start_plus_eleven(n: int, start: int, next_start: int) -> None:
     state = last_turn(n, {}, start=start)
     assert state.decision().seat == (start + 10) % n  # type: ignore[union-attr]
     events = end_round(state)
@@ -821,7 +805,7 @@ def test_h2_forfeited_seat_still_paid_and_on_the_board_but_never_wins() -> None:
     assert of(events, Paid) == [Paid(13, [3])]
     assert of(events, Reinforced) == [Reinforced([3, 3, 3, 3])]
     # Seat 3 controls 6 districts and scores 800, but it has forfeited: no winner.
-    assert of(events, GameOver) == []
+    assert of(events, GameEnded) == []
     assert state.view(0).controlled == [0, 0, 0, 6]
     assert state.view(0).points == [0, 0, 0, 800]
 
@@ -831,7 +815,7 @@ def test_h2_last_seat_in_play_wins_at_once() -> None:
     state.forfeit(2)
     events = state.forfeit(0)
     assert state.is_over() and state.decision() is None
-    assert of(events, GameOver) == [GameOver("forfeits", [1], [2, 1, 3], [0, 0, 0])]
+    assert of(events, GameEnded) == [GameEnded("forfeits", [1], [2, 1, 3], [0, 0, 0])]
     outcome = state.outcome()
     assert outcome.ended_by == "forfeits" and outcome.forfeited == [2, 0]
     assert state.forfeit(1) == []  # a finished game stays finished
@@ -840,11 +824,9 @@ def test_h2_last_seat_in_play_wins_at_once() -> None:
 
 
 def test_h3_round_limit_ends_the_game_without_winners() -> None:
-    state = last_turn(
-        4, alone(0, 4, [1, 2]), round=3, config=RULES.config({"round_limit": "3"})
-    )
+    state = last_turn(4, alone(0, 4, [1, 2]), round=3, config=RULES.config({"round_limit": "3"}))
     events = end_round(state)
-    assert kinds(events)[-1] == "GameOver"
+    assert kinds(events)[-1] == "GameEnded"
     assert of(events, Reinforced) == []
     outcome = state.outcome()
     assert outcome.ended_by == "round_limit" and outcome.winners == []
@@ -855,9 +837,7 @@ def test_h3_round_limit_ends_the_game_without_winners() -> None:
 def test_h3_round_limit_counts_rounds_in_a_real_game() -> None:
     rng = random.Random(3)
     for seed in range(20):
-        state = RULES.new_game(
-            4, RULES.config({"round_limit": "2"}), SeededChance(seed)
-        )
+        state = RULES.new_game(4, RULES.config({"round_limit": "2"}), SeededChance(seed))
         turns = 0
         while not state.is_over():
             state.apply(state.decision().seat, state.random_action(rng))  # type: ignore[union-attr]

@@ -36,9 +36,7 @@ from referee.games.vendetta import (
     VendettaState,
 )
 
-VARIANTS = list(
-    itertools.product([3, 4, 5], ["except-dealt", "dealt-only"], ["sole", "majority"])
-)
+VARIANTS = list(itertools.product([3, 4, 5], ["except-dealt", "dealt-only"], ["sole", "majority"]))
 FAST = settings(max_examples=10, deadline=None)
 
 
@@ -91,9 +89,7 @@ def check_invariants(state: VendettaState) -> None:
         assert c.max_districts == (1 if view.turn == 0 else 2)
 
 
-def illegal_variants(
-    state: VendettaState, seat: int, c: PlaceConstraints
-) -> list[tuple[int, Any, str]]:
+def illegal_variants(state: VendettaState, seat: int, c: PlaceConstraints) -> list[tuple[int, Any, str]]:
     """Illegal actions for the current position, each with the rule it breaks."""
     n = state.n_players
     other = (seat + 1) % n
@@ -139,9 +135,7 @@ def run(
         decision = state.decision()
         assert decision is not None
         if rng.random() < illegal_chance:
-            seat, action, rule = rng.choice(
-                illegal_variants(state, decision.seat, decision.constraints)
-            )
+            seat, action, rule = rng.choice(illegal_variants(state, decision.seat, decision.constraints))
             before = snapshot(state)
             with pytest.raises(IllegalAction) as caught:
                 state.apply(seat, action)
@@ -161,15 +155,11 @@ def run(
     return state, game
 
 
-def replay(
-    n: int, config: VendettaConfig, chance: Chance, moves: list[tuple[str, int, Any]]
-) -> list[msgspec.Struct]:
+def replay(n: int, config: VendettaConfig, chance: Chance, moves: list[tuple[str, int, Any]]) -> list[msgspec.Struct]:
     state = RULES.new_game(n, config, chance)
     events: list[msgspec.Struct] = []
     for kind, seat, action in moves:
-        events += (
-            state.forfeit(seat) if kind == "forfeit" else state.apply(seat, action)
-        )
+        events += state.forfeit(seat) if kind == "forfeit" else state.apply(seat, action)
     assert state.is_over()
     return events
 
@@ -197,21 +187,15 @@ def rounds_of_cards(events: list[msgspec.Struct]) -> list[tuple[list[int], list[
 def test_s3_p5_conservation_and_caches_at_every_step(
     n: int, setup: str, control: str, seed: int, limit: int, forfeits: float
 ) -> None:
-    config = RULES.config(
-        {"setup": setup, "control": control, "round_limit": str(limit)}
-    )
-    state, game = run(
-        n, config, SeededChance(seed), seed, forfeit_chance=forfeits, illegal_chance=0.1
-    )
+    config = RULES.config({"setup": setup, "control": control, "round_limit": str(limit)})
+    state, game = run(n, config, SeededChance(seed), seed, forfeit_chance=forfeits, illegal_chance=0.1)
     outcome = state.outcome()
     assert min(outcome.ranks) == 1 and len(outcome.ranks) == n
     # H1: forfeits in order, ranked below every seat in play, later ones higher.
     forfeited = list(dict.fromkeys(s for kind, s, _ in game.moves if kind == "forfeit"))
     assert outcome.forfeited == forfeited
     in_play = [outcome.ranks[s] for s in range(n) if s not in forfeited]
-    assert [outcome.ranks[s] for s in reversed(forfeited)] == list(
-        range(len(in_play) + 1, n + 1)
-    )
+    assert [outcome.ranks[s] for s in reversed(forfeited)] == list(range(len(in_play) + 1, n + 1))
     assert all(outcome.ranks[w] == 1 for w in outcome.winners)
     assert outcome.stats["districts"] == state.view(0).controlled
     assert state.view(0).round <= limit
@@ -220,9 +204,7 @@ def test_s3_p5_conservation_and_caches_at_every_step(
 @pytest.mark.parametrize(("n", "setup", "control"), VARIANTS)
 @FAST
 @given(seed=st.integers(0, 2**31))
-def test_p6_illegal_actions_leave_the_state_unchanged(
-    n: int, setup: str, control: str, seed: int
-) -> None:
+def test_p6_illegal_actions_leave_the_state_unchanged(n: int, setup: str, control: str, seed: int) -> None:
     config = RULES.config({"setup": setup, "control": control, "round_limit": "3"})
     _, game = run(n, config, SeededChance(seed), seed, illegal_chance=0.5, check=False)
     assert game.rejected > 0
@@ -231,15 +213,9 @@ def test_p6_illegal_actions_leave_the_state_unchanged(
 @pytest.mark.parametrize("n", [3, 4, 5])
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**31), variant=st.sampled_from(VARIANTS))
-def test_h4_same_seed_and_actions_give_the_same_game(
-    n: int, seed: int, variant: tuple[int, str, str]
-) -> None:
-    config = RULES.config(
-        {"setup": variant[1], "control": variant[2], "round_limit": "4"}
-    )
-    _, first = run(
-        n, config, SeededChance(seed), seed, forfeit_chance=0.01, check=False
-    )
+def test_h4_same_seed_and_actions_give_the_same_game(n: int, seed: int, variant: tuple[int, str, str]) -> None:
+    config = RULES.config({"setup": variant[1], "control": variant[2], "round_limit": "4"})
+    _, first = run(n, config, SeededChance(seed), seed, forfeit_chance=0.01, check=False)
     again = replay(n, config, SeededChance(seed), first.moves)
     assert msgspec.msgpack.encode(again) == msgspec.msgpack.encode(first.events)
 
@@ -268,9 +244,7 @@ def test_h4_same_seed_other_players_same_deal_and_round_cards(
     for record, state in ((record_a, state_a), (record_b, state_b)):
         streams = [(d.stream, d.kind, d.n) for d in record.draws]
         rounds = state.view(0).round
-        assert (
-            streams == [("deal", "shuffle", 13)] + [("round", "shuffle", 13)] * rounds
-        )
+        assert streams == [("deal", "shuffle", 13)] + [("round", "shuffle", 13)] * rounds
     shorter = min(len(record_a.draws), len(record_b.draws))
     assert record_a.draws[:shorter] == record_b.draws[:shorter]
 
@@ -281,14 +255,10 @@ def test_h4_same_seed_other_players_same_deal_and_round_cards(
 def test_h4_scripted_chance_from_a_recording_reproduces_the_game(
     n: int, seed: int, variant: tuple[int, str, str]
 ) -> None:
-    config = RULES.config(
-        {"setup": variant[1], "control": variant[2], "round_limit": "4"}
-    )
+    config = RULES.config({"setup": variant[1], "control": variant[2], "round_limit": "4"})
     recording = RecordingChance(SeededChance(seed))
     _, game = run(n, config, recording, seed, forfeit_chance=0.01, check=False)
-    draws = msgspec.json.decode(
-        msgspec.json.encode(recording.draws), type=list[ChanceDraw]
-    )
+    draws = msgspec.json.decode(msgspec.json.encode(recording.draws), type=list[ChanceDraw])
     scripted = ScriptedChance(draws)
     events = replay(n, config, scripted, game.moves)
     assert scripted.exhausted

@@ -14,7 +14,7 @@ from referee.games import get_rules
 from referee.games.base import GameRules, IllegalAction, SeededChance, UnknownVariant
 from referee.games.vendetta import (
     RULES,
-    GameOver,
+    GameEnded,
     Place,
     PlaceConstraints,
     Placed,
@@ -45,9 +45,7 @@ def test_config_defaults_and_every_variant_round_trip() -> None:
         for control in ("sole", "majority"):
             text = {"setup": setup, "control": control, "round_limit": "7"}
             config = RULES.config(text)
-            assert (
-                RULES.variants(VendettaConfig(config.setup, config.control, 7)) == text
-            )
+            assert RULES.variants(VendettaConfig(config.setup, config.control, 7)) == text
             assert RULES.variants(config) == text
     assert RULES.variants(RULES.config({})) == {
         "setup": "except-dealt",
@@ -67,9 +65,7 @@ def test_config_defaults_and_every_variant_round_trip() -> None:
         ({"speed": "fast"}, ["'speed'", "'fast'", "setup, control or round_limit"]),
     ],
 )
-def test_config_rejects_bad_variants_in_one_line(
-    variants: dict[str, str], words: list[str]
-) -> None:
+def test_config_rejects_bad_variants_in_one_line(variants: dict[str, str], words: list[str]) -> None:
     with pytest.raises(UnknownVariant) as caught:
         RULES.config(variants)
     message = str(caught.value)
@@ -102,13 +98,9 @@ def test_wire_place_action() -> None:
         type=RULES.action_type,
     )
     assert decoded == Place([Placement(7, 3)])
-    assert msgspec.json.decode(
-        b'{"type":"place","placements":[]}', type=RULES.action_type
-    ) == Place([])
+    assert msgspec.json.decode(b'{"type":"place","placements":[]}', type=RULES.action_type) == Place([])
     with pytest.raises(msgspec.ValidationError):
-        msgspec.json.decode(
-            b'{"type":"place","placements":[{"district":"7","count":3}]}', type=Place
-        )
+        msgspec.json.decode(b'{"type":"place","placements":[{"district":"7","count":3}]}', type=Place)
 
 
 def test_wire_decision_and_constraints() -> None:
@@ -146,9 +138,7 @@ def test_wire_view_fields() -> None:
         assert data[key] == value, key
     assert len(data["board"]) == 13 and all(len(row) == 3 for row in data["board"])
     assert len(data["dealt"]) == 3 and all(len(cards) == 2 for cards in data["dealt"])
-    assert msgspec.json.decode(
-        msgspec.json.encode(state.view(1)), type=RULES.view_type
-    ) == state.view(1)
+    assert msgspec.json.decode(msgspec.json.encode(state.view(1)), type=RULES.view_type) == state.view(1)
 
 
 def test_wire_events_are_tagged_and_round_trip() -> None:
@@ -210,10 +200,7 @@ def legal_under(place: Place, c: PlaceConstraints) -> bool:
         len(districts) <= c.max_districts
         and len(set(districts)) == len(districts)
         and all(1 <= d <= 13 for d in districts)
-        and all(
-            p.count >= c.minimum[p.district - 1] and p.count >= 1
-            for p in place.placements
-        )
+        and all(p.count >= c.minimum[p.district - 1] and p.count >= 1 for p in place.placements)
         and sum(p.count for p in place.placements) <= c.hand
     )
 
@@ -225,9 +212,7 @@ def legal_under(place: Place, c: PlaceConstraints) -> bool:
     minimum=st.lists(st.integers(1, 25), min_size=13, max_size=13),
     seed=st.integers(0, 2**32),
 )
-def test_p1_p4_random_placement_is_always_legal(
-    max_districts: int, hand: int, minimum: list[int], seed: int
-) -> None:
+def test_p1_p4_random_placement_is_always_legal(max_districts: int, hand: int, minimum: list[int], seed: int) -> None:
     c = PlaceConstraints(max_districts, hand, minimum)
     rng = random.Random(seed)
     for _ in range(20):
@@ -241,10 +226,7 @@ def test_random_placement_infeasible_cases_give_the_empty_placement() -> None:
     # A single fits but no pair does: only 0 or 1 district.
     lone = [9] * 13
     lone[4] = 3
-    seen = {
-        len(random_placement(PlaceConstraints(2, 5, lone), rng).placements)
-        for _ in range(200)
-    }
+    seen = {len(random_placement(PlaceConstraints(2, 5, lone), rng).placements) for _ in range(200)}
     assert seen == {0, 1}
 
 
@@ -255,10 +237,7 @@ def test_random_placement_follows_the_documented_distribution() -> None:
     c = PlaceConstraints(1, 2, minimum)
     rng = random.Random(5)
     draws = 24000
-    counts = Counter(
-        tuple((p.district, p.count) for p in random_placement(c, rng).placements)
-        for _ in range(draws)
-    )
+    counts = Counter(tuple((p.district, p.count) for p in random_placement(c, rng).placements) for _ in range(draws))
     assert abs(counts[()] / draws - 0.5) < 0.02
     singles = [k for k in counts if k]
     assert len(singles) == 24 and all(k[0][0] != 13 for k in singles)
@@ -286,9 +265,7 @@ def test_random_action_equals_random_placement_of_the_decision() -> None:
         a = state.random_action(random.Random(rng.random()))
         b = random_placement(decision.constraints, random.Random(rng.random()))
         seed = rng.random()
-        assert state.random_action(random.Random(seed)) == random_placement(
-            decision.constraints, random.Random(seed)
-        )
+        assert state.random_action(random.Random(seed)) == random_placement(decision.constraints, random.Random(seed))
         state.apply(decision.seat, a if legal_under(a, decision.constraints) else b)
 
 
@@ -302,29 +279,14 @@ def play(state: VendettaState, rng: random.Random, turns: int) -> list[bytes]:
         decision = state.decision()
         if decision is None:
             break
-        out.append(
-            msgspec.json.encode(state.apply(decision.seat, state.random_action(rng)))
-        )
+        out.append(msgspec.json.encode(state.apply(decision.seat, state.random_action(rng))))
     return out
-
-
-def test_copy_is_independent_and_sees_the_same_future() -> None:
-    state = RULES.new_game(4, VendettaConfig(), SeededChance(12))
-    play(state, random.Random(1), 17)
-    before = msgspec.json.encode(state.view(0))
-    clone = state.copy()
-    assert msgspec.json.encode(clone.view(0)) == before
-    from_clone = play(clone, random.Random(2), 60)
-    assert msgspec.json.encode(state.view(0)) == before  # the original did not move
-    assert play(state, random.Random(2), 60) == from_clone  # same cards, same results
 
 
 def test_copy_with_its_own_chance_draws_other_rounds() -> None:
     state = RULES.new_game(4, VendettaConfig(), SeededChance(12))
     clone = state.copy(SeededChance(99))
-    assert (
-        play(clone, random.Random(2), 11)[:10] == play(state, random.Random(2), 11)[:10]
-    )
+    assert play(clone, random.Random(2), 11)[:10] == play(state, random.Random(2), 11)[:10]
 
 
 def test_from_view_rebuilds_the_visible_state() -> None:
@@ -342,18 +304,12 @@ def test_from_view_rebuilds_the_visible_state() -> None:
 
 def test_game_over_event_is_last_and_view_shows_it() -> None:
     state = RULES.new_game(3, RULES.config({"round_limit": "1"}), SeededChance(5))
-    events = [
-        e
-        for chunk in play(state, random.Random(0), 100)
-        for e in msgspec.json.decode(chunk)
-    ]
+    events = [e for chunk in play(state, random.Random(0), 100) for e in msgspec.json.decode(chunk)]
     assert events[-1]["type"] == "game_over"
     view = state.view(0)
-    assert (
-        view.over and view.active_seat == -1 and view.revealed and view.pile_left == 0
-    )
+    assert view.over and view.active_seat == -1 and view.revealed and view.pile_left == 0
     assert state.outcome().ended_by in {"victory", "round_limit"}
-    assert GameOver.__struct_config__.tag == "game_over"
+    assert GameEnded.__struct_config__.tag == "game_over"
     assert RoundStarted.__struct_config__.tag == "round_start"
 
 
@@ -402,14 +358,10 @@ def test_decision_constraints_are_a_copy() -> None:
         ({"round_limit": 0}, "round_limit"),
     ],
 )
-def test_from_view_refuses_inconsistent_views(
-    change: dict[str, object], words: str
-) -> None:
+def test_from_view_refuses_inconsistent_views(change: dict[str, object], words: str) -> None:
     view = RULES.new_game(4, VendettaConfig(), SeededChance(1)).view(0)
     with pytest.raises(ValueError, match=words):
-        VendettaState.from_view(
-            msgspec.structs.replace(view, **change), SeededChance(1)
-        )
+        VendettaState.from_view(msgspec.structs.replace(view, **change), SeededChance(1))
 
 
 def test_h4_a_chance_source_that_does_not_shuffle_is_refused() -> None:
@@ -428,7 +380,7 @@ def test_config_of_another_type_is_refused() -> None:
     with pytest.raises(TypeError):
         RULES.variants(msgspec.Struct())
     for bad in (VendettaConfig(setup="x"), VendettaConfig(control="x")):  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match="is not one of"):
+        with pytest.raises(ValueError, match="use one of"):
             RULES.new_game(3, bad, SeededChance(1))
 
 

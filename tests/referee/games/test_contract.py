@@ -1,0 +1,91 @@
+"""The contract suite (referee/games/testing.py) over every registered game, and proof
+that each of its checks fails on a game that breaks what it checks.
+
+Takes about 15 s: every check at every table size of each game, two seeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from referee.games import game_names, get_rules
+from referee.games.base import GameRules, GameState, IllegalAction
+from referee.games.testing import (
+    CHECKS,
+    ContractBroken,
+    check_illegal_actions_change_nothing,
+    check_views_leak_nothing,
+)
+from referee.games.vendetta import VendettaRules, VendettaState, VendettaView
+
+
+def _cases() -> list[tuple[str, int, Any]]:
+    cases = []
+    for name in game_names():
+        rules = get_rules(name)
+        for n in range(rules.min_players, rules.max_players + 1):
+            for check in CHECKS:
+                cases.append((name, n, check))
+    return cases
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "n_players", "check"), _cases(), ids=lambda v: getattr(v, "__name__", str(v)))
+def test_every_registered_game_keeps_the_contract(game: str, n_players: int, check: Any) -> None:
+    rules = get_rules(game)
+    for seed in (1, 2):
+        check(rules, n_players, rules.config({}), seed)
+
+
+def test_the_contract_covers_both_built_in_games() -> None:
+    assert {"vendetta", "sicilianos"} <= set(game_names())
+
+
+# ---------------------------------------------------------------------------
+# Each check catches the fault it is named after: a Vendetta with one planted.
+
+
+class _LeakyState(VendettaState):
+    """Shows the next protection card in the view: hidden by H5."""
+
+    __slots__ = ()
+
+    def _view(self, seat: int) -> VendettaView:
+        view = super()._view(seat)
+        if self._outcome is not None:
+            return view
+        return msgspec.structs.replace(view, last_raid=[self._pile[self._revealed] + 1])
+
+
+class _CarelessState(VendettaState):
+    """Takes a mafioso from the hand before finding the placement illegal."""
+
+    __slots__ = ()
+
+    def _check_placements(self, seat: int, placements: list[Any]) -> int:
+        try:
+            return super()._check_placements(seat, placements)
+        except IllegalAction:
+            self._hands[seat] -= 1
+            raise
+
+
+def _rules_with(state_type: type[GameState]) -> GameRules:
+    class Broken(VendettaRules):
+        pass
+
+    Broken.state_type = state_type
+    return Broken()
+
+
+def test_views_leak_check_catches_a_view_showing_the_next_card() -> None:
+    with pytest.raises(ContractBroken, match="view changes with what is hidden"):
+        check_views_leak_nothing(_rules_with(_LeakyState), 3, VendettaRules().config({}), 1)
+
+
+def test_illegal_action_check_catches_a_refusal_that_changed_the_state() -> None:
+    with pytest.raises(ContractBroken, match="changed"):
+        check_illegal_actions_change_nothing(_rules_with(_CarelessState), 3, VendettaRules().config({}), 1)
