@@ -27,7 +27,7 @@ import msgspec
 
 import protocol
 from protocol.messages import PROTOCOL_VERSION, Action, End, Log, Ready, Rejected, Request, Start
-from referee.games import GAME_NAMES, get_rules
+from referee.games import BUILT_IN_GAMES, get_rules
 
 __all__ = ["SCHEMA_PATH", "build_schema", "entry_point"]
 
@@ -76,7 +76,8 @@ def build_schema() -> dict[str, Any]:
     types: list[Any] = []
     unions: dict[str, list[Any]] = {}
     game_of: dict[str, str] = {}
-    for game in GAME_NAMES:
+    # The games famiglia ships, never an installed plug-in: the schema file is part of the repository.
+    for game in BUILT_IN_GAMES:
         rules = get_rules(game)
         referee_side = [
             Start[rules.config_type],  # type: ignore[name-defined]

@@ -24,6 +24,7 @@ import msgspec
 from referee.games.base import GameRules
 
 __all__ = [
+    "BUILT_IN_GAMES",
     "ENTRY_POINT_GROUP",
     "GAME_NAMES",
     "BadGamePlugin",
@@ -41,6 +42,7 @@ _BUILT_IN = {
     "vendetta": "referee.games.vendetta:RULES",
     "sicilianos": "referee.games.sicilianos:RULES",
 }
+BUILT_IN_GAMES = tuple(_BUILT_IN)
 
 
 class UnknownGame(ValueError):

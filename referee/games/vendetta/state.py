@@ -153,11 +153,12 @@ class VendettaState(GameState):
         """
         n = view.n_players
         config = VendettaConfig(setup=view.setup, control=view.control, round_limit=view.round_limit)
-        # Imported here: the package imports this module to build its RULES.
-        from referee.games.vendetta import RULES
+        # Through the registry: the vendetta package imports this module to build its RULES.
+        from referee.games import get_rules
 
-        RULES.check_table(n)
-        RULES.check_config(config)
+        rules = get_rules("vendetta")
+        rules.check_table(n)
+        rules.check_config(config)
         if view.over:
             raise ValueError("from_view: the game in this view is over")
         if len(view.board) != N_DISTRICTS or any(len(row) != n for row in view.board):

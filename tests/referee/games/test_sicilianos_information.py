@@ -25,7 +25,6 @@ checker and require it to catch them.
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -277,7 +276,6 @@ def choose(state: SicilianosState, rng: random.Random, roller: bool) -> Any:
 
 
 def test_I1_I2_I3_no_view_event_or_option_shows_another_seats_secrets() -> None:
-    start = time.perf_counter()
     steps = 0
     checked_views = 0
     game = 0
@@ -304,12 +302,11 @@ def test_I1_I2_I3_no_view_event_or_option_shows_another_seats_secrets() -> None:
                 assert leaks == [], (game, steps, leaks)
                 seen.update(type(e).__name__ for e in events)
         game += 1
-    # Thousands of steps, every seat's view at every one of them, in a few seconds,
-    # through every kind of private information.
+    # Thousands of steps, every seat's view at every one of them, through every kind
+    # of private information. (No wall-clock limit: a loaded machine is not a leak.)
     assert checked_views > 10_000
     for private in ("Drew", "Inspected", "Stole", "Joined", "Played", "BusinessTaken", "Forfeited"):
         assert seen[private] > 0, private
-    assert time.perf_counter() - start < 20
 
 
 def _midgame(seed: int = 7, steps: int = 60) -> tuple[SicilianosState, Knowledge, random.Random]:
