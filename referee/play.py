@@ -46,11 +46,7 @@ def check_table(game: str, variants: dict[str, str], players: int) -> None:
     """ValueError for an unknown game or variant or a table size the game does not allow."""
     rules = get_rules(game)
     rules.config(variants)
-    if not rules.min_players <= players <= rules.max_players:
-        raise ValueError(
-            f"{game} is played by {rules.min_players} to {rules.max_players} bots; "
-            f"{players} {'was' if players == 1 else 'were'} given"
-        )
+    rules.check_table(players)
 
 
 async def play_match(

@@ -24,7 +24,7 @@ PASSER = str(TEST_BOTS / "passer")
     ("args", "complaint"),
     [
         (["play", "chess", PASSER, PASSER, PASSER], "unknown game 'chess'"),
-        (["play", "vendetta", PASSER, PASSER], "played by 3 to 5 bots; 2 were given"),
+        (["play", "vendetta", PASSER, PASSER], "vendetta is for 3 to 5 players, not 2"),
         (["play", "vendetta", PASSER, PASSER, str(TEST_BOTS)], "folder has no bot.toml"),
         (["play", "vendetta", PASSER, PASSER, "no-such-program --x"], "'no-such-program' not found on PATH"),
         (["play", "vendetta", PASSER, PASSER, PASSER, "--variant", "control=most"], "control"),

@@ -373,10 +373,10 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             problems.append(f"{sizes_at}: {size} is listed twice")
         if rules is not None:
             for size in sizes:
-                if not rules.min_players <= size <= rules.max_players:
-                    problems.append(
-                        f"{sizes_at}: {game} tables seat {rules.min_players} to {rules.max_players}, not {size}"
-                    )
+                try:
+                    rules.check_table(size)
+                except ValueError as error:
+                    problems.append(f"{sizes_at}: {error}")
     fmt = msgspec.structs.replace(fmt, table_sizes=sizes)
 
     variants_raw = raw.get("variants", {})

@@ -54,7 +54,7 @@ def test_a_bad_variant_and_a_table_too_big_for_the_game_are_reported(tmp_path: P
     with pytest.raises(ConfigProblems) as caught:
         load_tournament(path)
     text = str(caught.value)
-    assert "tables seat 3 to 5, not 6" in text and "tournament.variants" in text
+    assert "vendetta is for 3 to 5 players, not 6" in text and "tournament.variants" in text
 
 
 def test_the_harness_margin_and_the_game_wall_limit_come_from_the_time_table(tmp_path: Path) -> None:
