@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tournaments.html_report import GameLinks, replay_href
 from tournaments.reports import GameRow
-from tournaments.viewer import NotAReplay, write_viewer
+from tournaments.viewer import NotAReplay, NoViewer, write_viewer
 
 __all__ = ["game_links", "pages_folder"]
 
@@ -50,4 +50,6 @@ def _one_game(game: GameRow, page: Path, folder: Path) -> GameLinks:
         write_viewer(source, target)
     except NotAReplay:
         return GameLinks(replay=replay, note="not a replay")
+    except NoViewer:
+        return GameLinks(replay=replay, note="this game has no viewer")
     return GameLinks(viewer=replay_href(str(target), page), replay=replay)

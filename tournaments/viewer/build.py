@@ -32,7 +32,7 @@ from referee.replay import (
     ResultRecord,
 )
 
-__all__ = ["NotAReplay", "ViewerData", "build_viewer_data", "game_viewer_module", "read_lenient"]
+__all__ = ["NoViewer", "NotAReplay", "ViewerData", "build_viewer_data", "game_viewer_module", "read_lenient"]
 
 _record_decoder = msgspec.json.Decoder(ReplayRecord)
 _encoder = msgspec.json.Encoder()
@@ -40,6 +40,10 @@ _encoder = msgspec.json.Encoder()
 
 class NotAReplay(ValueError):
     """The file is not a famiglia replay at all (nothing to draw)."""
+
+
+class NoViewer(ValueError):
+    """The replay's game (a plug-in) brings no viewer module or board script."""
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -104,8 +108,15 @@ def game_viewer_module(rules: GameRules) -> tuple[ModuleType, str]:
     Both live in the game's own package, so a game added later brings its view.
     """
     package = type(rules).__module__
-    module = importlib.import_module(f"{package}.viewer")
-    script = importlib.resources.files(package).joinpath("board.js").read_text(encoding="utf-8")
+    try:
+        module = importlib.import_module(f"{package}.viewer")
+        script = importlib.resources.files(package).joinpath("board.js").read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError) as missing:
+        # A plug-in game need not bring a view; its replays still verify.
+        raise NoViewer(
+            f"{rules.name} has no replay viewer ({package} has no viewer module and board.js: {missing}); "
+            f"`famiglia replay verify` still checks its replays"
+        ) from None
     return module, script
 
 
@@ -128,6 +139,8 @@ def build_viewer_data(path: Path) -> ViewerData:
         rules = get_rules(header.game)
         module, _ = game_viewer_module(rules)
         config = msgspec.json.decode(header.config, type=rules.config_type)
+    except NoViewer:
+        raise  # nothing to draw with: the caller says so, rather than a page of nothing
     except (ValueError, msgspec.DecodeError) as exc:
         data.problem = Problem(1, f"the header cannot start a game: {exc}")
         return data

@@ -70,17 +70,33 @@ def test_without_the_plugin_on_the_path_the_game_is_unknown_and_the_built_ins_re
 
 
 @pytest.mark.slow
-def test_the_example_plays_a_real_match_with_its_bot_processes_in_the_default_sandbox(installed: Path) -> None:
+def test_the_example_plays_a_real_match_with_its_bot_processes_in_the_default_sandbox(
+    installed: Path, tmp_path: Path
+) -> None:
     env = {**os.environ, "PYTHONPATH": str(installed)}
     bot = str(EXAMPLE / "bot")
+    replay = tmp_path / "sotto.jsonl"
     run = subprocess.run(
-        [str(FAMIGLIA), "play", "sotto", bot, bot, bot, "--seed", "5", "--json"],
+        [str(FAMIGLIA), "play", "sotto", bot, bot, bot, "--seed", "5", "--json", "--replay", str(replay)],
         check=False, capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert '"ended_by": "all_tricks"' in run.stdout
     assert '"terminations": []' in run.stdout
     assert "Traceback" not in run.stderr
+
+    # Its replay verifies; the viewer, which the example does not bring, is refused in one line.
+    verify = subprocess.run(
+        [str(FAMIGLIA), "replay", "verify", str(replay)], check=False, capture_output=True, text=True, env=env
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    view = subprocess.run(
+        [str(FAMIGLIA), "replay", "view", str(replay), "--out", str(tmp_path / "view")],
+        check=False, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert view.returncode == 2, view.stdout + view.stderr
+    assert "sotto has no replay viewer" in view.stderr and "replay verify" in view.stderr
+    assert "Traceback" not in view.stderr and len(view.stderr.strip().splitlines()) == 1
 
 
 # ---------------------------------------------------------------------------
