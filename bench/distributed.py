@@ -1,6 +1,6 @@
 """The Dask executor against this machine's worker processes, and the host's ceiling.
 
-Usage: python bench/distributed.py [--games N] [--synthetic N]
+Usage: python bench/distributed.py [--games N] [--synthetic N] [--rounds N] [--games-per-task N]
 
 1. The same warm tournament twice (``bench/tournament.py``'s: four Python
    entrants, random_py and greedy_py twice each, at 4-player Vendetta tables,
@@ -13,11 +13,12 @@ Usage: python bench/distributed.py [--games N] [--synthetic N]
    Games per second over the whole call (the local run starts its worker
    processes in it; the Dask run connects, ships the bots and starts the
    workers' referees in it; the cluster itself is started before). The two
-   alternate ``--rounds`` times (default 2) and the best run of each is
-   compared, so a change in the machine's load falls on both. Target: dask at
-   least 0.85x local.
+   alternate ``--rounds`` times (default 3) and their medians are compared, so
+   a change in the machine's load falls on both; each round's own ratio is
+   printed too. Target: dask at least 0.85x local. ``--games-per-task`` sets
+   how many games one Dask task carries (``DaskExecutor``'s default: 4).
 2. The host's ceiling: ``--synthetic`` games (default 3000) whose Dask tasks
-   return at once a made-up finished game (a record of a 4-player game and a
+   return at once made-up finished games (each a record of a 4-player game and a
    replay of 14 KiB, the size of a real short Vendetta replay), through the same
    executor, on a cluster of 2 worker processes with 4 threads each. What is
    measured is what the host does per finished game: receive the answer, write
@@ -34,6 +35,7 @@ import argparse
 import contextlib
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,8 +60,8 @@ from protocol.messages import Result
 from referee.match import MatchRecord, SeatTiming
 from tournaments.config import TournamentConfig
 from tournaments.executors.base import Executor, GameDone
-from tournaments.executors.dask import DaskExecutor
-from tournaments.executors.dask_worker import DaskAnswer
+from tournaments.executors.dask import GAMES_PER_TASK, DaskExecutor
+from tournaments.executors.dask_worker import DaskAnswer, encode_answers
 from tournaments.executors.processes import ProcessExecutor
 from tournaments.plan import build_schedule
 from tournaments.playing import replay_path
@@ -91,8 +93,12 @@ def play(label: str, config: TournamentConfig, folder: Path, executor: Executor)
     return rate
 
 
-def synthetic_game(plugin: str, game: ScheduledGame) -> bytes:
-    """A Dask task that returns a finished game at once: what a host receives from very fast bots."""
+def synthetic_games(plugin: str, games: list[ScheduledGame]) -> bytes:
+    """A Dask task that returns its games finished at once: what a host receives from very fast bots."""
+    return encode_answers([synthetic_answer(game) for game in games])
+
+
+def synthetic_answer(game: ScheduledGame) -> DaskAnswer:
     seats = len(game.seating)
     record = MatchRecord(
         match=f"synthetic#{game.index}", game="vendetta", seed=game.seed, variants={},
@@ -103,8 +109,7 @@ def synthetic_game(plugin: str, game: ScheduledGame) -> bytes:
         seconds=0.05, replay=f"/scratch/game-{game.index:06d}.jsonl",
     )  # fmt: skip
     replay = (b'{"type":"action","seat":0,"request":1,"action":{}}\n' * 400)[:SYNTHETIC_REPLAY_BYTES]
-    answer = DaskAnswer(outcome=GameDone(game=game, record=record), files={f"game-{game.index:06d}.jsonl": replay})
-    return msgspec.msgpack.encode(answer)
+    return DaskAnswer(outcome=GameDone(game=game, record=record), files={f"game-{game.index:06d}.jsonl": replay})
 
 
 @contextlib.contextmanager
@@ -139,7 +144,7 @@ def separate_cluster(*, workers: int, threads: int) -> Iterator[str]:
                 process.wait()
 
 
-def host_ceiling(games: int, folder: Path) -> float:
+def host_ceiling(games: int, folder: Path, games_per_task: int) -> float:
     """Finished games per second the host receives and records, from synthetic tasks on 8 worker threads.
 
     The scheduler and the workers are processes of their own, as in the
@@ -151,7 +156,7 @@ def host_ceiling(games: int, folder: Path) -> float:
     store = Store(folder / "ceiling.sqlite")
     store.begin(config, build_schedule(config))
     with separate_cluster(workers=2, threads=4) as address:
-        executor = DaskExecutor(address, task=synthetic_game)
+        executor = DaskExecutor(address, task=synthetic_games, games_per_task=games_per_task)
         began = time.perf_counter()
         played = trio.run(
             lambda: run_pending(config, store, concurrency=256, on_result=lambda g, r: None, executor=executor)
@@ -170,11 +175,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=400, help="games per tournament run (default 400)")
     parser.add_argument("--synthetic", type=int, default=3000, help="synthetic games for the host ceiling")
-    parser.add_argument("--rounds", type=int, default=2, help="local and dask runs, alternating (default 2 each)")
+    parser.add_argument("--rounds", type=int, default=3, help="local and dask runs, alternating (default 3 each)")
+    parser.add_argument(
+        "--games-per-task", type=int, default=GAMES_PER_TASK, help=f"games in one Dask task (default {GAMES_PER_TASK})"
+    )
     args = parser.parse_args()
     print(
         f"distributed bench: 4 Python entrants, 4-player Vendetta, {args.games} warm games a run, "
-        f"{os.cpu_count()} cores, load average {load_average()}",
+        f"{args.games_per_task} games per Dask task, {os.cpu_count()} cores, load average {load_average()}",
         flush=True,
     )
     assert len(ENTRANTS) == 4
@@ -185,19 +193,21 @@ def main() -> None:
         with LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
         ) as cluster:
-            # Alternating, so a change in the machine's load falls on both; the best run of each is compared.
+            # Alternating, so a change in the machine's load falls on both; the medians are compared.
             for round_ in range(args.rounds):
                 locals_.append(play(f"local-2w-{round_}", config, folder, ProcessExecutor(2)))
-                dasks.append(play(f"dask-2w-{round_}", config, folder, DaskExecutor(cluster.scheduler_address)))
-        local, dask = max(locals_), max(dasks)
-        ingest = host_ceiling(args.synthetic, folder)
+                dask_executor = DaskExecutor(cluster.scheduler_address, games_per_task=args.games_per_task)
+                dasks.append(play(f"dask-2w-{round_}", config, folder, dask_executor))
+        local, dask = statistics.median(locals_), statistics.median(dasks)
+        ingest = host_ceiling(args.synthetic, folder, args.games_per_task)
     ratio = dask / local
+    pairs = ", ".join(f"{d / lo:.2f}" for lo, d in zip(locals_, dasks, strict=True))
     per_core = local / 2
     machines = ingest / (MACHINE_CORES * per_core)
     print(
-        f"dask with 2 worker processes: {ratio:.2f}x the local executor with 2 workers (target 0.85x), best of "
+        f"dask with 2 worker processes: {ratio:.2f}x the local executor with 2 workers (target 0.85x), medians of "
         f"{args.rounds} runs each (local {', '.join(f'{r:.2f}' for r in locals_)}; "
-        f"dask {', '.join(f'{r:.2f}' for r in dasks)} games/s)"
+        f"dask {', '.join(f'{r:.2f}' for r in dasks)} games/s; round by round {pairs})"
     )
     print(
         f"meaning: bots as fast as these finish {per_core:.1f} games/s per worker process, so a "

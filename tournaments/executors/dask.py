@@ -8,15 +8,21 @@ only maps a tournament onto it:
   settings. Every worker, including one that joins or restarts later, sets up a
   referee of its own (``dask_worker.WorkerReferee``): a Trio loop with a warm
   pool of bot processes, kept across games.
-- Each game is one task (``dask_worker.play_game``, key
-  ``famiglia-<tournament>-game-<index>``), submitted in schedule order and
-  kept to a window of about two per worker thread, so a sequential test can
-  stop handing out games and a million-game schedule never sits in the
-  scheduler at once.
+- A few games (``games_per_task``, of different deals) make one task
+  (``dask_worker.play_games``, key ``famiglia-<tournament>-<run>-games-<first
+  index>``): each task costs round trips through the scheduler, a game only
+  its share. Tasks are submitted in schedule order and kept to a window of
+  about two per worker thread, so a worker has its next task at hand, a
+  sequential test can stop handing out games and a million-game schedule never
+  sits in the scheduler at once.
 - A worker that dies mid-game loses nothing: the scheduler runs its tasks
-  again on another worker, and only the finished task's answer reaches the
-  host. A game that kills every worker it is tried on (Dask's
-  ``allowed-failures``) is recorded as a harness error.
+  again on another worker, and only a finished task's answers reach the host,
+  which records each game once. When Dask gives up on a task (its workers died
+  under it ``allowed-failures`` times: ``KilledWorker``), each of its games is
+  tried once more in a task of its own; a game Dask gives up on again is
+  recorded as a harness error, saying so.
+- A lost scheduler stops the run (``WorkerFailed``, one line); what was
+  recorded stays, and the same command resumes against a scheduler again.
 - Answers (the match record and the replay's files) come back to the host,
   which writes the replay files and hands the outcome to ``run_pending``,
   which alone writes the store.
@@ -27,31 +33,37 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import secrets
 import socket
 import sys
 import traceback
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import CancelledError
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import trio
-from distributed import Client, Future
+from distributed import Client, Future, KilledWorker
 from distributed.comm import parse_address
 from distributed.comm.addressing import parse_host_port
 
+from protocol.untrusted import bounded
 from referee.private import make_private_dirs, write_private
 from tournaments.executors.base import STOPS_THE_RUN, GameDone, GameFailed, Report, TournamentWork, WorkerFailed
 from tournaments.executors.bot_packages import ShippedBot, is_folder_bot, pack_folder
-from tournaments.executors.dask_worker import DaskAnswer, DaskSetup, TournamentPlugin, play_game
+from tournaments.executors.dask_worker import DaskSetup, NoReferee, TournamentPlugin, decode_answers, play_games
 from tournaments.playing import replays_folder
 from tournaments.schedule import ScheduledGame
 
 __all__ = ["DaskExecutor", "DaskUnreachable", "ship_entrants"]
 
-_answer_decoder = msgspec.msgpack.Decoder(DaskAnswer)
 _REFRESH_S = 2.0  # how often the window follows the cluster's size
+_KILLED_WORKER_TRIES = 2  # tasks of a game Dask may give up on before it is recorded as a harness error
+GAMES_PER_TASK = 4
+"""Games in one Dask task: fewer round trips through the scheduler per game (bench/distributed.py)."""
 
 
 class DaskUnreachable(ValueError):
@@ -83,16 +95,18 @@ class DaskExecutor:
         scheduler: str,
         *,
         connect_timeout_s: float = 10.0,
-        task: Callable[[str, ScheduledGame], bytes] = play_game,
+        games_per_task: int = GAMES_PER_TASK,
+        task: Callable[[str, list[ScheduledGame]], bytes] = play_games,
     ) -> None:
         self.scheduler = scheduler
         self.connect_timeout_s = connect_timeout_s
+        self.games_per_task = games_per_task
         self.task = task
-        """What each game's Dask task runs: ``play_game``, or bench/distributed.py's synthetic games."""
+        """What each Dask task runs: ``play_games``, or bench/distributed.py's synthetic games."""
 
     async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
         # The client's own log lines (reconnecting, closing) would cut through the progress display.
-        logging.getLogger("distributed").setLevel(logging.ERROR)
+        _quiet_dask_logs()
         entrants, packages = await trio.to_thread.run_sync(ship_entrants, work)
         setup = msgspec.msgpack.encode(DaskSetup(work=work, entrants=entrants))
         client = await trio.to_thread.run_sync(self._connect)
@@ -121,12 +135,24 @@ class DaskExecutor:
     def _connect(self) -> Client:
         try:
             _probe(self.scheduler, self.connect_timeout_s)
-            return Client(self.scheduler, timeout=self.connect_timeout_s, set_as_default=False)
+            # direct_to_workers: answers come from the workers, not through the
+            # scheduler (which would pass every replay on). The host runs where
+            # the scheduler runs, so it reaches the workers at the addresses the
+            # scheduler does.
+            return Client(self.scheduler, timeout=self.connect_timeout_s, set_as_default=False, direct_to_workers=True)
         except (OSError, TimeoutError, ValueError) as exc:
             raise DaskUnreachable(
                 f"cannot reach the Dask scheduler at {self.scheduler} ({exc}); start one with `dask scheduler` "
                 "and give its address (tcp://HOST:8786)"
             ) from None
+
+
+def _quiet_dask_logs() -> None:
+    """Silence the client's log lines (reconnecting, closing): they would cut through the progress display,
+    and a lost scheduler is one line of ours. Dask's logging setup gives some of its loggers levels of their own."""
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _probe(address: str, timeout_s: float) -> None:
@@ -149,13 +175,14 @@ def _check_setup(answers: Any) -> None:
 
 def _close(client: Client, plugin: str, unfinished: list[Future]) -> None:
     """Cancel what is still running, stop the workers' referees (and their bots), disconnect."""
-    # A cluster already gone has nothing left to stop.
+    # A cluster already gone has nothing left to stop (and asking it would wait for its timeouts).
+    if client.status == "running":
+        with contextlib.suppress(Exception):
+            if unfinished:
+                client.cancel(unfinished)
+            client.unregister_worker_plugin(plugin)
     with contextlib.suppress(Exception):
-        if unfinished:
-            client.cancel(unfinished)
-        client.unregister_worker_plugin(plugin)
-    with contextlib.suppress(Exception):
-        client.close(timeout=10)
+        client.close(timeout=10 if client.status == "running" else 2)
 
 
 class _Run:
@@ -173,13 +200,21 @@ class _Run:
         self.client = client
         self.scheduler = executor.scheduler
         self.task = executor.task
+        self.games_per_task = max(1, executor.games_per_task)
         self.plugin = plugin
         self.work = work
         self.report = report
-        self.futures = futures  # key -> future, for every game handed to Dask and not answered yet
-        self.games: dict[str, ScheduledGame] = {}
+        self.futures = futures  # key -> future, for every task handed to Dask and not answered yet
+        self.tasks: dict[str, list[ScheduledGame]] = {}  # key -> its games, in the order it plays them
+        self.tries: dict[int, int] = {}  # game index -> tasks of it that Dask gave up on (KilledWorker)
+        self.windowed: set[str] = set()  # the keys that hold a token of the window
+        self.suspects: deque[ScheduledGame] = deque()  # games of tasks Dask gave up on, to play again alone
+        self.suspect_keys: set[str] = set()
         self.window = trio.CapacityLimiter(max(2, work.concurrency))
         self.replays = replays_folder(work.config, work.tournament)
+        self.on_done: Callable[[Future], None] = lambda future: None
+        # Keys of this run alone: a task a dead host left on the cluster holds other games under its key.
+        self.run = secrets.token_hex(4)
 
     async def play(self, games: trio.MemoryReceiveChannel[ScheduledGame]) -> None:
         done_in, done_out = trio.open_memory_channel[Future | None](math.inf)
@@ -197,15 +232,25 @@ class _Run:
             except trio.RunFinishedError:
                 pass
 
+        self.on_done = on_done
+
         async def submit() -> None:
+            # Games of one deal go to different tasks: a bot process never
+            # plays a deal twice (tournaments.pool), so a task of one deal's
+            # games would need a process per game.
+            open_batches: list[list[ScheduledGame]] = []
             async with games:
                 async for game in games:
-                    key = f"famiglia-{self.work.tournament}-game-{game.index}"
-                    await self.window.acquire_on_behalf_of(key)
-                    future = self.client.submit(self.task, self.plugin, game, key=key, pure=False, retries=0)
-                    self.futures[key] = future
-                    self.games[key] = game
-                    future.add_done_callback(on_done)
+                    batch = next((b for b in open_batches if all(g.seed != game.seed for g in b)), None)
+                    if batch is None:
+                        batch = []
+                        open_batches.append(batch)
+                    batch.append(game)
+                    if len(batch) >= self.games_per_task:
+                        open_batches.remove(batch)
+                        await self._submit(batch, windowed=True)
+            for batch in open_batches:
+                await self._submit(batch, windowed=True)
             deliver(None)
 
         async with done_out, trio.open_nursery() as nursery:
@@ -224,48 +269,95 @@ class _Run:
                 await self._answers([f for f in batch if f is not None])
             nursery.cancel_scope.cancel()
 
+    async def _submit(self, games: list[ScheduledGame], *, windowed: bool, suspect: bool = False) -> None:
+        """Hand ``games`` to Dask as one task; ``windowed``: wait for room in the window first."""
+        key = f"famiglia-{self.work.tournament}-{self.run}-games-{games[0].index}"
+        tries = self.tries.get(games[0].index, 0)
+        if tries:
+            key += f"-try-{tries + 1}"
+        if windowed:
+            await self.window.acquire_on_behalf_of(key)
+            self.windowed.add(key)
+        future = self.client.submit(self.task, self.plugin, games, key=key, pure=False, retries=0)
+        if suspect:
+            self.suspect_keys.add(key)
+        self.futures[key] = future
+        self.tasks[key] = games
+        future.add_done_callback(self.on_done)
+
     async def _follow_cluster_size(self) -> None:
-        """Keep about two games per worker thread in flight, as workers join and leave."""
+        """Keep about two tasks per worker thread in flight, as workers join and leave."""
         while True:
-            threads = sum((await trio.to_thread.run_sync(self.client.nthreads)).values())
+            try:
+                threads = sum((await trio.to_thread.run_sync(self.client.nthreads)).values())
+            except (OSError, CancelledError, TimeoutError):
+                raise self._lost() from None
             self.window.total_tokens = max(2, self.work.concurrency, 2 * threads)
             await trio.sleep(_REFRESH_S)
 
     async def _answers(self, batch: list[Future]) -> None:
         finished = [f for f in batch if f.key in self.futures and f.status == "finished"]
         if finished:
-            results = await trio.to_thread.run_sync(self.client.gather, finished)
+            try:
+                results = await trio.to_thread.run_sync(self.client.gather, finished)
+            except (OSError, CancelledError, TimeoutError):
+                if self.client.status == "running":
+                    raise
+                raise self._lost() from None
             for future, data in zip(finished, results, strict=True):
-                answer = _answer_decoder.decode(data)
-                outcome = answer.outcome
-                if isinstance(outcome, GameDone) and answer.files:
-                    outcome = await trio.to_thread.run_sync(self._save_replay, outcome, answer.files)
-                await self.report(outcome)
+                for answer in decode_answers(data):
+                    outcome = answer.outcome
+                    if isinstance(outcome, GameDone) and answer.files:
+                        outcome = await trio.to_thread.run_sync(self._save_replay, outcome, answer.files)
+                    await self.report(outcome)
                 self._forget(future)
+                await self._next_suspect()
         for future in batch:
             if future.key not in self.futures:
                 continue
             if future.status == "cancelled":
-                raise WorkerFailed(
-                    f"the Dask scheduler at {self.scheduler} dropped the games "
-                    "(it restarted, or this host lost its connection)"
-                )
+                raise self._lost()
             if future.status == "error":
                 exc = await trio.to_thread.run_sync(future.exception)
-                await self.report(self._failure(future, exc))
-                self._forget(future)
+                await self._failed(future, exc)
 
-    def _failure(self, future: Future, exc: BaseException) -> GameFailed:
-        game = self.games[future.key]
+    async def _next_suspect(self) -> None:
+        """Play the next game suspected of killing its workers, once no other suspect is in play."""
+        if self.suspects and not any(key in self.futures for key in self.suspect_keys):
+            await self._submit([self.suspects.popleft()], windowed=False, suspect=True)
+
+    def _lost(self) -> WorkerFailed:
+        return WorkerFailed(
+            f"lost the Dask scheduler at {self.scheduler} (it stopped, or this host lost its connection to it): "
+            "start it again with its workers"
+        )
+
+    async def _failed(self, future: Future, exc: BaseException) -> None:
+        """A task that raised: stop the run, play its games again, or record them as harness errors."""
+        games = self.tasks[future.key]
+        self._forget(future)
+        if isinstance(exc, NoReferee):
+            raise WorkerFailed(str(exc))
         if isinstance(exc, STOPS_THE_RUN):
-            raise WorkerFailed(f"a Dask worker failed game {game.index}: {type(exc).__name__}: {exc}")
-        name = type(exc).__name__
-        if name == "KilledWorker":
-            error = f"lost with every Dask worker that played it ({exc})"
-        else:
-            error = f"{name} on a Dask worker: {exc}"
-        text = "".join(traceback.format_exception(exc))
-        return GameFailed(game=game, error=error[:300], traceback=text[-(64 << 10) :])
+            raise WorkerFailed(f"a Dask worker failed games {_indexes(games)}: {type(exc).__name__}: {exc}")
+        if isinstance(exc, KilledWorker):
+            # Dask gave up on the task after workers died under it
+            # (allowed-failures). A task queued on a worker behind the culprit
+            # dies with it, so every game of it is a suspect: suspects are
+            # played again one at a time, each in a task of its own, and a game
+            # Dask gives up on again is recorded as a harness error.
+            for game in games:
+                self.tries[game.index] = self.tries.get(game.index, 0) + 1
+                if self.tries[game.index] < _KILLED_WORKER_TRIES:
+                    self.suspects.append(game)
+                else:
+                    error = f"the Dask workers playing it died every time: Dask gave up on it twice ({exc})"
+                    await self.report(_failure(game, exc, error))
+            await self._next_suspect()
+            return
+        for game in games:
+            await self.report(_failure(game, exc, f"{type(exc).__name__} on a Dask worker: {exc}"))
+        await self._next_suspect()
 
     def _save_replay(self, done: GameDone, files: dict[str, bytes]) -> GameDone:
         """Write the replay's files into the tournament's replay folder; the record pointing at them."""
@@ -285,6 +377,18 @@ class _Run:
     def _forget(self, future: Future) -> None:
         key = str(future.key)
         self.futures.pop(key, None)
-        self.games.pop(key, None)
+        self.tasks.pop(key, None)
+        self.suspect_keys.discard(key)
         future.release()
-        self.window.release_on_behalf_of(key)
+        if key in self.windowed:
+            self.windowed.discard(key)
+            self.window.release_on_behalf_of(key)
+
+
+def _failure(game: ScheduledGame, exc: BaseException, error: str) -> GameFailed:
+    text = "".join(traceback.format_exception(exc))
+    return GameFailed(game=game, error=bounded(error, 300), traceback=text[-(64 << 10) :])
+
+
+def _indexes(games: list[ScheduledGame]) -> str:
+    return ", ".join(str(g.index) for g in games)

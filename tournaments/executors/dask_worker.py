@@ -8,10 +8,11 @@ the worker closes. ``setup`` starts one Trio loop in a thread of its own
 processes are kept across games, and it spawns every bot, so the bots'
 parent-death signal fires only when that thread, or the whole worker, ends.
 
-Each game is a Dask task, ``play_game``: it runs in one of the worker's task
-threads and blocks on the Trio loop while the game is refereed there, so the
+Each Dask task, ``play_games``, carries a few games (``DaskExecutor``
+chooses how many): it runs in one of the worker's task threads and blocks on
+the Trio loop while the games are refereed there, one after another, so the
 clocks are measured on the worker, next to the bots. The answer goes back as
-bytes: the outcome and the replay's files, which the host writes.
+bytes: each game's outcome and its replay's files, which the host writes.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from tournaments.executors.bot_packages import ShippedBot, ready_on_worker
 from tournaments.playing import play_scheduled, replay_path
 from tournaments.schedule import ScheduledGame
 
-__all__ = ["DaskAnswer", "DaskSetup", "TournamentPlugin", "play_game"]
+__all__ = ["DaskAnswer", "DaskSetup", "NoReferee", "TournamentPlugin", "decode_answers", "encode_answers", "play_games"]
 
 
 class DaskSetup(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,6 +53,20 @@ class DaskAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _answer_encoder = msgspec.msgpack.Encoder()
+_answers_decoder = msgspec.msgpack.Decoder(list[DaskAnswer])
+
+
+def encode_answers(answers: list[DaskAnswer]) -> bytes:
+    """A task's answers as the bytes it returns: msgpack, so Dask ships them without pickling our types."""
+    return _answer_encoder.encode(answers)
+
+
+def decode_answers(data: bytes) -> list[DaskAnswer]:
+    return _answers_decoder.decode(data)
+
+
+class NoReferee(RuntimeError):
+    """This Dask worker has no referee for the tournament (its plugin's setup failed): a fault of the worker, not of a game."""
 
 
 class WorkerReferee:
@@ -93,11 +108,10 @@ class WorkerReferee:
             self._ready.set()
             await self._stop.wait()
 
-    def play(self, game: ScheduledGame) -> bytes:
-        """Referee ``game`` on this worker's loop (blocks this task thread); the answer as msgpack bytes."""
+    def play(self, games: list[ScheduledGame]) -> list[DaskAnswer]:
+        """Referee ``games`` one after another on this worker's loop (blocks this task thread)."""
         assert self._token is not None
-        answer: DaskAnswer = trio.from_thread.run(self._play, game, trio_token=self._token)
-        return _answer_encoder.encode(answer)
+        return [trio.from_thread.run(self._play, game, trio_token=self._token) for game in games]
 
     async def _play(self, game: ScheduledGame) -> DaskAnswer:
         work = self.setup.work
@@ -187,9 +201,17 @@ class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is no
             self.referee = None
 
 
-def play_game(plugin: str, game: ScheduledGame) -> bytes:
-    """The Dask task for one game: play it with this worker's referee of tournament plugin ``plugin``."""
-    registered = get_worker().plugins.get(plugin)
+def play_games(plugin: str, games: list[ScheduledGame]) -> bytes:
+    """The Dask task for a few games: play them with this worker's referee of tournament plugin ``plugin``.
+
+    One answer per game, in order. A game's harness error is its answer; a
+    fault of this machine (``STOPS_THE_RUN``) is raised, and the task's other
+    games are played again on a resume.
+    """
+    worker = get_worker()
+    registered = worker.plugins.get(plugin)
     if not isinstance(registered, TournamentPlugin) or registered.referee is None:
-        raise RuntimeError(f"this Dask worker has no famiglia referee for {plugin!r} (its setup failed; see its log)")
-    return registered.referee.play(game)
+        raise NoReferee(
+            f"Dask worker {worker.address} has no famiglia referee for {plugin!r} (its setup failed; see its log)"
+        )
+    return encode_answers(registered.referee.play(games))
