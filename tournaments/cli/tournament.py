@@ -224,7 +224,7 @@ def exit_on_harness_errors(store: Store, db: Path) -> None:
         return
     games = ", ".join(str(e.game) for e in errors[:10]) + (", ..." if len(errors) > 10 else "")
     fail(
-        f"{len(errors)} game{'s' if len(errors) != 1 else ''} hit a harness error (a bug of famiglia, not of a bot) "
+        f"{len(errors)} game{'s' if len(errors) != 1 else ''} hit a harness error (a fault of famiglia or of its machines, not of a bot) "
         f"and {'are' if len(errors) != 1 else 'is'} recorded without a result, outside the ratings: game "
         f"{games}; tracebacks: famiglia games --db {db} --termination harness --format json",
         1,
