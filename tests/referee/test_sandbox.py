@@ -489,6 +489,11 @@ def test_the_next_referee_kills_what_is_left_of_a_dead_referees_sandboxes(tmp_pa
     folder = str(tmp_path / "famiglia-bots-999999-x")
     leftover = subprocess.Popen(["sh", "-c", "sleep 30", f"{folder}/out-0"])
     try:
+        # A dead referee's leftover has long shown its command line; wait until this one does too.
+        cmdline = Path(f"/proc/{leftover.pid}/cmdline")
+        deadline = time.monotonic() + 5
+        while folder.encode() not in cmdline.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
         _kill_chains_of(folder)
         assert leftover.wait(timeout=5) == -signal.SIGKILL
     finally:
