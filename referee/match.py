@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -75,7 +76,10 @@ FAIR_SLICE_S = 0.000_25
 
 A quarter of a millisecond is a few decisions: what a task yielding once per
 decision would hold the thread for, so the other games' answers wait no longer
-to be read than when every answer needed a wait."""
+to be read than when every answer needed a wait. It is counted in the thread's
+CPU time once it has passed in wall time: while the process is preempted (by
+the bots it wakes, on a busy machine) no task runs, whoever holds the thread,
+so that time is not this match's to give back."""
 
 
 class BotChannel(Protocol):
@@ -220,6 +224,7 @@ class _Match:
         # trio.current_time() without its lookup of the run: the same clock, read directly.
         self.now: Callable[[], float] = trio.lowlevel.current_clock().current_time
         self.slice_start = self.now()  # when this match last let the other tasks run (FAIR_SLICE_S)
+        self.slice_cpu = -1.0  # the thread's CPU time then; read only once the wall slice is over (a system call)
 
     # --- records -----------------------------------------------------------
 
@@ -336,6 +341,13 @@ class _Match:
         if self.replay is not None:
             self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
 
+    def slice_cpu_spent(self) -> float:
+        """CPU time the thread has used since the slice's CPU clock was first read (then 0)."""
+        now = time.thread_time()
+        if self.slice_cpu < 0:
+            self.slice_cpu = now
+        return now - self.slice_cpu
+
     def line_now(self, reader: LineReader) -> bytes | None:
         """The seat's next line if all of it is already there, without waiting; else None."""
         try:
@@ -419,12 +431,13 @@ class _Match:
             if isinstance(first, Action) and not seat.early:
                 message: Ready | Action[msgspec.Raw] = first
                 end = self.now()
-                if end - self.slice_start >= FAIR_SLICE_S:
+                if end - self.slice_start >= FAIR_SLICE_S and self.slice_cpu_spent() >= FAIR_SLICE_S:
                     await trio.lowlevel.cancel_shielded_checkpoint()
-                    self.slice_start = self.now()
+                    self.slice_start, self.slice_cpu = self.now(), -1.0
             else:
                 message = await self.read_message(seat, request.id, first)
                 end = self.slice_start = self.now()
+                self.slice_cpu = -1.0
         except BotError:
             # Overdue as well (the watchdog ran first in the same tick): the timeout counts.
             if open_.expired:

@@ -148,3 +148,22 @@ async def test_the_clock_of_an_answer_already_there_is_the_time_from_write_to_re
         assert timing.decisions > 0
         assert 0 <= timing.max_ms < 1000 and timing.total_ms <= timing.max_ms * timing.decisions
         assert timing.bank_left_ms == 5000  # nothing over the allowance
+
+
+async def test_the_slice_counts_the_threads_cpu_time_not_time_it_was_preempted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Wall time passes (a nanosecond's slice is always over) but the thread's CPU
+    # clock stands still, as when the process is off the CPU: the match keeps the thread.
+    monkeypatch.setattr(referee.match, "FAIR_SLICE_S", 1e-9)
+    monkeypatch.setattr(referee.match.time, "thread_time", lambda: 1.0)
+    yields = 0
+    real = trio.lowlevel.cancel_shielded_checkpoint
+
+    async def counting() -> None:
+        nonlocal yields
+        yields += 1
+        await real()
+
+    monkeypatch.setattr(trio.lowlevel, "cancel_shielded_checkpoint", counting)
+    record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
+    assert record.result.terminations == [] and sum(t.decisions for t in record.timings) > 100
+    assert yields == 0
