@@ -6,7 +6,9 @@ Four warm ``bench/bots/instant_c`` bots play Vendetta matches through
 ``referee.match.run_match`` for ``--seconds`` (default 10). The steps of a decision
 that are separate calls are wrapped with ``time.thread_time_ns`` (CPU time of the
 referee's thread, not wall time): the engine's calls, the encoding of the request,
-the write (``BotProcess.send``), the wait and read of the answer
+the write (``BotProcess.send``), the look for unasked output before it
+(``_Match.check_unasked``), the read of an answer already there
+(``_Match.line_now``), the wait and read of the answer otherwise
 (``BotProcess.readline``, through Trio's run loop) and the decoding. What the
 wrappers themselves cost is measured first and taken off. "The rest" is the
 thread's CPU outside those calls: the match loop, clocks, records, events and
@@ -105,6 +107,12 @@ def main() -> None:
         setattr(VendettaState, name, timed(label, getattr(VendettaState, name)))
     BotProcess.send = timed_async("write (BotProcess.send: os.write, wakes the bot)", BotProcess.send)  # type: ignore[method-assign]
     BotProcess.readline = timed_async("wait and read (BotProcess.readline through Trio)", BotProcess.readline)  # type: ignore[method-assign]
+    match._Match.line_now = timed(  # type: ignore[method-assign]
+        "read an answer already there (LineReader.pending_line: poll, read)", match._Match.line_now
+    )
+    match._Match.check_unasked = timed(  # type: ignore[method-assign]
+        "look for unasked output before the request (poll)", match._Match.check_unasked
+    )
     cost = wrapper_cost_ns()
     decisions, total = trio.run(play, args.seconds)
     wrappers = sum(calls.values()) * cost

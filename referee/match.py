@@ -12,6 +12,13 @@ as all the rest of the referee's own work on a decision. The decisions run in
 one long-lived scope; the watchdog sleeps until the open request's deadline and
 cancels that scope only when the request is really overdue.
 
+An answer that is already in the pipe when the request has been written (the
+bot ran while the referee was preempted, or answered on another core) is taken
+without a trip through Trio's scheduler, which costs as much as the rest of a
+decision. So that one match cannot hold the Trio thread while its bots answer
+at once, a match yields to the other tasks once it has run ``FAIR_SLICE_S``
+since its last wait (``_Match.ask``).
+
 Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
 plays its turns as passes from then on), the reason is recorded, and the other
 seats' game goes on.
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -62,6 +70,16 @@ from referee.replay import (
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
 __all__ = ["BotChannel", "MatchRecord", "MatchSpec", "Replace", "SeatTiming", "result_of", "run_match"]
+
+FAIR_SLICE_S = 0.000_25
+"""The longest a match runs decisions whose answers were already there before it lets the other tasks run.
+
+A quarter of a millisecond is a few decisions: what a task yielding once per
+decision would hold the thread for, so the other games' answers wait no longer
+to be read than when every answer needed a wait. It is counted in the thread's
+CPU time once it has passed in wall time: while the process is preempted (by
+the bots it wakes, on a busy machine) no task runs, whoever holds the thread,
+so that time is not this match's to give back."""
 
 
 class BotChannel(Protocol):
@@ -129,13 +147,15 @@ class _Seat:
 
     __slots__ = (
         "active", "answered", "bank_s", "bot", "decisions", "early", "index", "logs", "max_s", "reader", "seen",
-        "total_s",
+        "total_s", "untimed",
     )  # fmt: skip
 
     def __init__(self, index: int, bot: BotChannel, bank_s: float) -> None:
         self.index = index
         self.bot = bot
         self.reader = _reader_of(bot)
+        # A person at the terminal (tournaments.human) plays without a clock.
+        self.untimed: bool = getattr(bot, "untimed", False)
         self.answered = 0  # the last request this seat answered
         self.logs = 0  # log lines since its last answer (a flood is more than the limit)
         self.early = False  # a line had begun to arrive before the open request was sent
@@ -199,6 +219,12 @@ class _Match:
         self.alarm = trio.CancelScope()  # the watchdog's sleep; its deadline is the next check
         # The shortest budget a request can have: no request opened from now on ends sooner.
         self.min_budget_s = max(0.001, (settings.time.move_ms + settings.margin_ms) / 1000)
+        self.allowance_s = settings.time.move_ms / 1000
+        self.margin_s = settings.margin_ms / 1000
+        # trio.current_time() without its lookup of the run: the same clock, read directly.
+        self.now: Callable[[], float] = trio.lowlevel.current_clock().current_time
+        self.slice_start = self.now()  # when this match last let the other tasks run (FAIR_SLICE_S)
+        self.slice_cpu = -1.0  # the thread's CPU time then; read only once the wall slice is over (a system call)
 
     # --- records -----------------------------------------------------------
 
@@ -243,6 +269,7 @@ class _Match:
                 return
             seat.bot = fresh
             seat.reader = _reader_of(fresh)
+            seat.untimed = getattr(fresh, "untimed", False)
             try:
                 await self.greet(seat)
             except BotError as again:
@@ -282,14 +309,18 @@ class _Match:
         except Exception as exc:  # noqa: BLE001 - a bug of ours met by these bytes: the seat's error, not the match's
             raise internal_error(exc) from None
 
-    async def read_message(self, seat: _Seat, request: int) -> Ready | Action[msgspec.Raw]:
-        """The next message that is not a log line; log lines go to the replay."""
+    async def read_message(
+        self, seat: _Seat, request: int, first: BotMessage | None = None
+    ) -> Ready | Action[msgspec.Raw]:
+        """The next message that is not a log line (``first``, if given, is the first one read); logs go to the replay."""
+        message = first
         while True:
-            try:
-                line = await seat.bot.readline()
-            except ProtocolViolation as exc:
-                raise BotProtocolError(str(exc)) from None
-            message = self.decode(line)
+            if message is None:
+                try:
+                    line = await seat.bot.readline()
+                except ProtocolViolation as exc:
+                    raise BotProtocolError(str(exc)) from None
+                message = self.decode(line)
             if not isinstance(message, Log):
                 if seat.early:
                     seat.early = False
@@ -299,6 +330,7 @@ class _Match:
                 return message
             seat.early = False
             self.record_log(seat, request, message)
+            message = None
 
     def record_log(self, seat: _Seat, request: int, message: Log) -> None:
         seat.logs += 1
@@ -308,6 +340,20 @@ class _Match:
             )
         if self.replay is not None:
             self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
+
+    def slice_cpu_spent(self) -> float:
+        """CPU time the thread has used since the slice's CPU clock was first read (then 0)."""
+        now = time.thread_time()
+        if self.slice_cpu < 0:
+            self.slice_cpu = now
+        return now - self.slice_cpu
+
+    def line_now(self, reader: LineReader) -> bytes | None:
+        """The seat's next line if all of it is already there, without waiting; else None."""
+        try:
+            return reader.pending_line()
+        except ProtocolViolation as exc:
+            raise BotProtocolError(str(exc)) from None
 
     def check_unasked(self, seat: _Seat, next_request: int) -> None:
         """Read what the seat sent since its last answer, before ``next_request`` goes out.
@@ -359,26 +405,39 @@ class _Match:
         Runs inside the decision loop's scope (``play``): when the deadline
         passes, the watchdog cancels that scope and ``timed_out`` records it.
         """
-        allowance = self.settings.time.move_ms / 1000
-        # A person at the terminal (tournaments.human) plays without a clock.
-        untimed: bool = getattr(seat.bot, "untimed", False)
-        budget = math.inf if untimed else allowance + seat.bank_s + self.settings.margin_ms / 1000
+        untimed = seat.untimed
+        budget = math.inf if untimed else self.allowance_s + seat.bank_s + self.margin_s
         data = encode_message(request)
-        now = trio.current_time()
+        now = self.now()
         deadline = min(now + budget, self.wall_deadline)
         self.open = open_ = _Open(seat, request.id, deadline, budget)
         # Only when it is sooner (a seat with less bank left): setting a scope's
         # deadline costs microseconds, the comparison nothing.
         if deadline < self.alarm.deadline:  # noqa: PLR1730
             self.alarm.deadline = deadline
+        reader = seat.reader
         try:
-            if seat.reader is not None:
+            if reader is not None:
                 self.check_unasked(seat, request.id)
             await seat.bot.send(data)
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
-            start = trio.current_time()
-            message = await self.read_message(seat, request.id)
+            start = self.now()
+            # The answer may be there already: then no wait, and no pass through
+            # Trio's scheduler unless this match has held the thread for its slice.
+            first: BotMessage | None = None
+            if reader is not None and (line := self.line_now(reader)) is not None:
+                first = self.decode(line)
+            if isinstance(first, Action) and not seat.early:
+                message: Ready | Action[msgspec.Raw] = first
+                end = self.now()
+                if end - self.slice_start >= FAIR_SLICE_S and self.slice_cpu_spent() >= FAIR_SLICE_S:
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    self.slice_start, self.slice_cpu = self.now(), -1.0
+            else:
+                message = await self.read_message(seat, request.id, first)
+                end = self.slice_start = self.now()
+                self.slice_cpu = -1.0
         except BotError:
             # Overdue as well (the watchdog ran first in the same tick): the timeout counts.
             if open_.expired:
@@ -390,12 +449,13 @@ class _Match:
             # answer (both ready in the same tick): a timeout, raised as Cancelled.
             await trio.lowlevel.checkpoint_if_cancelled()
         self.open = None
-        elapsed = trio.current_time() - start
-        if not untimed:
-            seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - allowance))
+        elapsed = end - start
+        if not untimed and elapsed > self.allowance_s:
+            seat.bank_s = max(0.0, seat.bank_s - (elapsed - self.allowance_s))
         seat.decisions += 1
         seat.total_s += elapsed
-        seat.max_s = max(seat.max_s, elapsed)
+        if elapsed > seat.max_s:  # noqa: PLR1730 - a comparison costs less than a call to max
+            seat.max_s = elapsed
         if not isinstance(message, Action):
             raise BotProtocolError(f"sent {_kind(message)} instead of an action for request {request.id}")
         if message.id != request.id:

@@ -1,0 +1,169 @@
+"""An answer already in the pipe when its request has been written is read without a wait.
+
+Every seat here is a PipeBot that writes its answer inside ``send``: the line
+is in the pipe before the referee looks, so every decision takes the path that
+reads it at once (``_Match.ask``). What that path must keep: the same checks
+as a waited-for answer, the clocks, and the other tasks' turns on the Trio
+thread (``FAIR_SLICE_S``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+import referee.match
+from protocol.codec import LineReader
+from referee.match import MatchRecord, MatchSpec, run_match
+from referee.replay import LogRecord, read_replay, verify_replay
+from tests.referee.fakes import PASS, PipeBot, pipe_passing
+
+SPEC = MatchSpec(game="vendetta", seed=11)
+
+
+def line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def answer(request_id: int) -> bytes:
+    return line({"type": "action", "id": request_id, "action": PASS})
+
+
+async def play_pipes(*responders: Any, replay: Path | None = None, max_line: int | None = None) -> MatchRecord:
+    async with trio.open_nursery() as nursery:
+        bots = [PipeBot(respond, nursery, name=f"pipe{i}") for i, respond in enumerate(responders)]
+        if max_line is not None:
+            for bot in bots:
+                bot.reader.max_line = max_line
+        try:
+            record = await run_match(SPEC, bots, replay_path=replay)
+        finally:
+            nursery.cancel_scope.cancel()
+            for bot in bots:
+                await bot.aclose()
+    return record
+
+
+def at_every_request(items: Any) -> Any:
+    """A PipeBot responder: ready at start, ``items(request id)`` at each request."""
+
+    def respond(message: dict[str, Any]) -> list[bytes | float]:
+        if message["type"] == "request":
+            return list(items(message["id"]))
+        return pipe_passing(message)
+
+    return respond
+
+
+async def test_answers_already_there_are_read_without_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits = 0
+    real = LineReader.readline
+
+    async def counting(self: LineReader) -> bytes:
+        nonlocal waits
+        waits += 1
+        return await real(self)
+
+    monkeypatch.setattr(LineReader, "readline", counting)
+    record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
+    assert record.result.terminations == []
+    decisions = sum(t.decisions for t in record.timings)
+    assert decisions > 100
+    assert waits == 3  # the three ready lines; not one of the answers
+
+
+async def test_a_log_line_before_an_answer_in_the_same_write_is_recorded_and_the_answer_taken(
+    tmp_path: Path,
+) -> None:
+    replay = tmp_path / "r.jsonl"
+    chatty = at_every_request(lambda rid: [line({"type": "log", "message": f"thinking {rid}"}) + answer(rid)])
+    record = await play_pipes(chatty, pipe_passing, pipe_passing, replay=replay)
+    assert record.result.terminations == []
+    records = read_replay(replay)
+    logs = [r for r in records if isinstance(r, LogRecord)]
+    assert len(logs) == record.timings[0].decisions and logs[0].message == "thinking 1"
+    assert verify_replay(records) == record.result
+
+
+async def test_half_an_answer_there_at_once_and_the_rest_later_is_an_answer() -> None:
+    split = at_every_request(lambda rid: [answer(rid)[:9], 0.001, answer(rid)[9:]])
+    record = await play_pipes(split, pipe_passing, pipe_passing)
+    assert record.result.terminations == [] and record.timings[0].decisions > 10
+
+
+@pytest.mark.parametrize(
+    ("items", "request_id", "complaint"),
+    [
+        (lambda rid: [line({"type": "ready"})], 1, "sent a ready line instead of an action for request 1"),
+        (lambda rid: [answer(rid + 1)], 1, "answered request 2, the open request is 1"),
+        (lambda rid: [answer(rid) + answer(rid)], 1, "a second answer to request 1"),
+        # An unfinished line after the answer is read on with the next request,
+        # whose answer then continues it: one malformed line.
+        (lambda rid: [answer(rid) + b'{"type":"log"'], 4, "not valid JSON"),
+        (lambda rid: [b'{"type":"action","id":1,"action":{"type":"place","placements":7}}\n'], 1, "wrong shape"),
+        (lambda rid: [b"\xff" * 100 + b"\n"], 1, "not UTF-8"),
+        (lambda rid: [b"[" * 100 + b"]" * 100 + b"\n"], 1, "nested 100 levels deep"),
+        (lambda rid: [b"x" * 5000 + b"\n"], 1, "more than 4096 bytes without a newline"),
+    ],
+    ids=["ready", "wrong-id", "second-answer", "partial-line", "wrong-shape", "not-utf8", "deep", "too-long"],
+)
+async def test_an_answer_already_there_gets_every_check_of_a_waited_for_one(
+    items: Any, request_id: int, complaint: str
+) -> None:
+    record = await play_pipes(at_every_request(items), pipe_passing, pipe_passing, max_line=4096)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind, termination.request) == (0, "protocol", request_id)
+    assert complaint in termination.reason
+
+
+async def test_a_match_whose_answers_are_always_there_still_lets_other_tasks_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With no slice at all the match yields after every decision, as if it had
+    # waited for each answer: a task that counts its turns sees one per decision.
+    monkeypatch.setattr(referee.match, "FAIR_SLICE_S", 0.0)
+    turns = 0
+
+    async def bystander() -> None:
+        nonlocal turns
+        while True:
+            await trio.lowlevel.checkpoint()
+            turns += 1
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(bystander)
+        record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
+        nursery.cancel_scope.cancel()
+    decisions = sum(t.decisions for t in record.timings)
+    assert record.result.terminations == [] and turns >= decisions
+
+
+async def test_the_clock_of_an_answer_already_there_is_the_time_from_write_to_read() -> None:
+    record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
+    for timing in record.timings:
+        assert timing.decisions > 0
+        assert 0 <= timing.max_ms < 1000 and timing.total_ms <= timing.max_ms * timing.decisions
+        assert timing.bank_left_ms == 5000  # nothing over the allowance
+
+
+async def test_the_slice_counts_the_threads_cpu_time_not_time_it_was_preempted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Wall time passes (a nanosecond's slice is always over) but the thread's CPU
+    # clock stands still, as when the process is off the CPU: the match keeps the thread.
+    monkeypatch.setattr(referee.match, "FAIR_SLICE_S", 1e-9)
+    monkeypatch.setattr(referee.match.time, "thread_time", lambda: 1.0)
+    yields = 0
+    real = trio.lowlevel.cancel_shielded_checkpoint
+
+    async def counting() -> None:
+        nonlocal yields
+        yields += 1
+        await real()
+
+    monkeypatch.setattr(trio.lowlevel, "cancel_shielded_checkpoint", counting)
+    record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
+    assert record.result.terminations == [] and sum(t.decisions for t in record.timings) > 100
+    assert yields == 0
