@@ -199,8 +199,7 @@ class _Match:
         self.config = self.rules.config(spec.variants)
         self.variants = self.rules.variants(self.config)
         n = len(bots)
-        if not self.rules.min_players <= n <= self.rules.max_players:
-            raise ValueError(f"{spec.game} is for {self.rules.min_players}-{self.rules.max_players} players, not {n}")
+        self.rules.check_table(n)
         self.chance = RecordingChance(SeededChance(spec.seed))
         # A given state (check-bot's forced positions) replaces the seeded deal.
         self.state: GameState = initial_state or self.rules.new_game(n, self.config, self.chance)
@@ -490,7 +489,7 @@ class _Match:
         assert open_ is not None and open_.expired
         seat = open_.seat
         if open_.deadline == self.wall_deadline:
-            error = BotTimedOut(f"the game's wall limit of {self.settings.game_wall_s:g} s ran out")
+            error = BotTimedOut(f"the game's wall limit of {self.settings.game_wall_ms / 1000:g} s ran out")
         else:
             error = BotTimedOut(
                 f"no answer to request {open_.request} within {open_.budget * 1000:.0f} ms "
@@ -688,7 +687,7 @@ async def run_match(
 
     The caller owns the bots (their processes and cleanup); this function only
     talks to them. ``replace`` may swap in a fresh bot for a reused process that
-    broke before ``ready`` (see ``tournaments.pool``). ``ValueError`` for a bad spec (unknown game or variant, a
+    broke before ``ready`` (see ``referee.seats``). ``ValueError`` for a bad spec (unknown game or variant, a
     table size the game does not allow) before anything is sent.
 
     ``initial_state`` starts the match from a position built by the caller (the
@@ -701,8 +700,8 @@ async def run_match(
         raise ValueError("run_match: a given initial state needs one bot per seat and no replay path")
     match = _Match(spec, bots, settings, replay_path, replace, initial_state)
     began = trio.current_time()
-    if settings.game_wall_s > 0:
-        match.wall_deadline = began + settings.game_wall_s
+    if settings.game_wall_ms > 0:
+        match.wall_deadline = began + settings.game_wall_ms / 1000
     match.write_header(commands if commands is not None else [[] for _ in bots])
     try:
         async with trio.open_nursery() as nursery:

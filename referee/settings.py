@@ -82,11 +82,6 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     bot_uid_base: int = 0x70000000
     """When the referee is root, each bot runs as its own uid counted from here (0: keep root's uid)."""
 
-    @property
-    def game_wall_s(self) -> float:
-        """``game_wall_ms`` in seconds, as the referee's clock counts."""
-        return self.game_wall_ms / 1000
-
     def bot_environment(self) -> dict[str, str]:
         env = {key: os.environ[key] for key in _INHERITED_ENV if key in os.environ}
         env["PYTHONUNBUFFERED"] = "1"

@@ -212,7 +212,7 @@ async def test_a_match_cancelled_midway_leaves_a_partial_replay_not_a_complete_o
 
 
 async def test_wrong_table_size_and_unknown_variant_are_caller_errors() -> None:
-    with pytest.raises(ValueError, match="3-5 players"):
+    with pytest.raises(ValueError, match="vendetta is for 3 to 5 players, not 2"):
         await run_match(SPEC, [passer(), passer()])
     with pytest.raises(ValueError, match="control"):
         await run_match(MatchSpec(game="vendetta", seed=1, variants={"control": "most"}), [passer()] * 3)
