@@ -141,7 +141,7 @@ BLOCKS: dict[str, Check] = {
     ),
     "famiglia play vendetta human sample_bots/greedy_py sample_bots/c_bot": Check(
         expect=(),
-        skip="a human seat needs a person at the terminal; tests/tournaments/test_human_seat.py plays these "
+        skip="a human seat needs a person at the terminal; tests/tournaments/human/test_human_seat.py plays these "
         "games through a pseudo-terminal",
     ),
     # sample_bots/README.md

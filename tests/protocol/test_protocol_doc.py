@@ -18,7 +18,7 @@ from referee.process import BotProcess, open_bot
 from referee.schema import SCHEMA_PATH, entry_point
 from referee.settings import RefereeSettings
 
-DOC = Path(__file__).resolve().parents[1] / "protocol" / "PROTOCOL.md"
+DOC = Path(__file__).resolve().parents[2] / "protocol" / "PROTOCOL.md"
 
 
 class Tap:

@@ -14,8 +14,8 @@ from referee.play import play_match
 from referee.replay import read_replay, verify_replay
 from referee.seats import open_pool
 from referee.settings import RefereeSettings
-from tests.conftest import SAMPLE_BOTS, wait_until_gone
-from tests.test_protocol_doc import assert_traffic_matches_schema, play_tapped
+from tests.conftest import SAMPLE_BOTS, TEST_BOTS, wait_until_gone
+from tests.protocol.test_protocol_doc import assert_traffic_matches_schema, play_tapped
 
 NEEDS = {"node_js": "node", "c_bot": "gcc"}
 FOLDERS = ["random_py", "greedy_py", "node_js", "c_bot"]
@@ -46,7 +46,7 @@ async def test_each_sample_bot_finishes_a_five_player_vendetta_with_a_verified_r
     folder: str, tmp_path: Path
 ) -> None:
     bot = sample(folder)
-    passer = load_bot(str(Path(__file__).parent / "bots" / "passer"))
+    passer = load_bot(str(TEST_BOTS / "passer"))
     replay = tmp_path / "game.jsonl"
     record = await play_match(MatchSpec(game="vendetta", seed=3), [bot, passer, bot, passer, bot], replay_path=replay)
     assert record.result.terminations == []

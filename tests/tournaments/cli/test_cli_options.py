@@ -56,7 +56,7 @@ def tournament_text(extra: str, *, time: str = "", limits: str = "", entrants: i
 PLAY = ["play", "vendetta", PASSER, PASSER, PASSER]
 
 # (case id, argv with {root} for the fixture folder, a fragment the one line must hold)
-SAMPLE_RANDOM = Path(__file__).resolve().parents[1] / "sample_bots" / "random_py"
+SAMPLE_RANDOM = Path(__file__).resolve().parents[3] / "sample_bots" / "random_py"
 
 COMMAND_LINE_CASES: list[tuple[str, list[str], str]] = [
     # check-bot: a clock no bot can meet is the user's mistake, not a failed check

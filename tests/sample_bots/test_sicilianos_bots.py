@@ -32,7 +32,7 @@ from referee.process import BotProcess, open_bot
 from referee.replay import read_replay, verify_replay
 from referee.settings import RefereeSettings
 from tests.conftest import SAMPLE_BOTS, TEST_BOTS, wait_until_gone
-from tests.test_protocol_doc import Tap, assert_traffic_matches_schema
+from tests.protocol.test_protocol_doc import Tap, assert_traffic_matches_schema
 
 HEURISTIC = SAMPLE_BOTS / "sicilianos_py"
 
