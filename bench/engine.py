@@ -52,13 +52,9 @@ def play(rules: GameRules, n_players: int, seconds: float) -> tuple[int, int, fl
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--seconds", type=float, default=10.0, help="time per game (default 10)"
-    )
+    parser.add_argument("--seconds", type=float, default=10.0, help="time per game (default 10)")
     parser.add_argument("--players", type=int, default=4, help="table size (default 4)")
-    parser.add_argument(
-        "--profile", action="store_true", help="print a cProfile of the Vendetta run"
-    )
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of the Vendetta run")
     args = parser.parse_args(argv)
 
     vendetta: GameRules = importlib.import_module("referee.games.vendetta").RULES
@@ -74,21 +70,15 @@ def main(argv: list[str] | None = None) -> None:
     try:
         sicilianos = importlib.import_module("referee.games.sicilianos").RULES
     except (ImportError, AttributeError):
-        print(
-            "sicilianos: not available (referee.games.sicilianos has no RULES yet); skipped"
-        )
+        print("sicilianos: not available (referee.games.sicilianos has no RULES yet); skipped")
     if sicilianos is not None:
         try:
-            s_decisions, s_games, s_elapsed = play(
-                sicilianos, args.players, args.seconds
-            )
+            s_decisions, s_games, s_elapsed = play(sicilianos, args.players, args.seconds)
         except Exception as exc:  # noqa: BLE001
             # Someone else's engine: report its failure, never hide the Vendetta figure.
             print(f"sicilianos: failed ({type(exc).__name__}: {exc}); skipped")
         else:
-            print(
-                f"sicilianos: {s_decisions / s_elapsed:.0f} decisions/s {s_games / s_elapsed:.1f} games/s"
-            )
+            print(f"sicilianos: {s_decisions / s_elapsed:.0f} decisions/s {s_games / s_elapsed:.1f} games/s")
 
     print(f"engine: {turns / elapsed:.0f} turns/s {games / elapsed:.1f} games/s")
 

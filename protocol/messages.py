@@ -88,9 +88,7 @@ class Start(msgspec.Struct, Generic[ConfigT], tag="start", tag_field="type", kw_
     time: TimeControl
 
 
-class Request(
-    msgspec.Struct, Generic[ViewT, EventT, ActionT], tag="request", tag_field="type", kw_only=True
-):
+class Request(msgspec.Struct, Generic[ViewT, EventT, ActionT], tag="request", tag_field="type", kw_only=True):
     """The referee needs a decision from this bot now.
 
     ``view`` is everything the seat may know (a stateless bot needs nothing

@@ -66,7 +66,9 @@ def test_a_replay_folder_that_cannot_be_created_is_one_clear_cli_error(tmp_path:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     passer_bot = str(TEST_BOTS / "passer")
-    result = runner.invoke(app, ["play", "vendetta", passer_bot, passer_bot, passer_bot, "--replay", str(blocker / "r.jsonl")])
+    result = runner.invoke(
+        app, ["play", "vendetta", passer_bot, passer_bot, passer_bot, "--replay", str(blocker / "r.jsonl")]
+    )
     # Refused before any bot starts (a user mistake: exit 2), naming the option and why.
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()

@@ -84,12 +84,8 @@ def test_simulated_error_rates() -> None:
     # alpha = beta = 0.05 with elo1 = 50 keeps each run to a few hundred pairs.
     rng = random.Random(20240601)
     runs = 300
-    false_pos = sum(
-        _run(rng, 0.0, 0.25, Sprt(0, 50, max_pairs=20_000)) == "A stronger" for _ in range(runs)
-    )
-    misses = sum(
-        _run(rng, 50.0, 0.25, Sprt(0, 50, max_pairs=20_000)) != "A stronger" for _ in range(runs)
-    )
+    false_pos = sum(_run(rng, 0.0, 0.25, Sprt(0, 50, max_pairs=20_000)) == "A stronger" for _ in range(runs))
+    misses = sum(_run(rng, 50.0, 0.25, Sprt(0, 50, max_pairs=20_000)) != "A stronger" for _ in range(runs))
     print(f"SPRT simulated: false positives {false_pos / runs:.3f}, misses {misses / runs:.3f}")
     # Nominal 0.05 each; Wald's bounds are conservative, binomial noise over 300 runs.
     assert false_pos / runs <= 0.09

@@ -61,7 +61,12 @@ def test_play_prints_the_result_as_json_and_the_replay_verifies(tmp_path: Path) 
 
 def test_replay_verify_exits_1_naming_the_difference(tmp_path: Path) -> None:
     replay = tmp_path / "m.jsonl"
-    assert runner.invoke(app, ["play", "vendetta", PASSER, PASSER, PASSER, "--seed", "2", "--replay", str(replay)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["play", "vendetta", PASSER, PASSER, PASSER, "--seed", "2", "--replay", str(replay)]
+        ).exit_code
+        == 0
+    )
     lines = replay.read_text().splitlines()
     result_line = json.loads(lines[-1])
     result_line["result"]["scores"][0] += 1
@@ -121,7 +126,18 @@ def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path)
     # The third bot takes 15 s to say ready: the match is certainly running when Ctrl-C comes.
     dawdler = f"{sys.executable} {TEST_BOTS / 'hostile' / 'dawdler' / 'bot.py'} 15"
     replay = tmp_path / "m.jsonl"
-    command = [sys.executable, "-m", "tournaments.cli", "play", "vendetta", PASSER, PASSER, dawdler, "--replay", str(replay)]
+    command = [
+        sys.executable,
+        "-m",
+        "tournaments.cli",
+        "play",
+        "vendetta",
+        PASSER,
+        PASSER,
+        dawdler,
+        "--replay",
+        str(replay),
+    ]
     player = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)  # fmt: skip
     deadline = time.monotonic() + 30
@@ -130,6 +146,9 @@ def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path)
     os.killpg(player.pid, signal.SIGINT)  # as a terminal's Ctrl-C does
     _, stderr = player.communicate(timeout=30)
     assert player.returncode == 130, stderr
-    assert stderr.strip() == f"interrupted: the match was stopped before its end; no result (the replay so far is {replay}.partial)"
+    assert (
+        stderr.strip()
+        == f"interrupted: the match was stopped before its end; no result (the replay so far is {replay}.partial)"
+    )
     assert not replay.exists() and (tmp_path / "m.jsonl.partial").exists()
     assert wait_until_gone(tmp_path) == [] and wait_until_gone(TEST_BOTS / "passer") == []

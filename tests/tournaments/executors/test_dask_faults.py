@@ -25,7 +25,12 @@ pytest.importorskip("distributed")
 
 from distributed import Client, LocalCluster, WorkerPlugin
 
-from tests.tournaments.executors.test_dask_executor import assert_no_bot_left, results, tournament_file, wait_for_results
+from tests.tournaments.executors.test_dask_executor import (
+    assert_no_bot_left,
+    results,
+    tournament_file,
+    wait_for_results,
+)
 from tournaments.cli.tournament import worker_failure
 from tournaments.config import load_tournament
 from tournaments.executors.base import GameFailed
