@@ -77,6 +77,10 @@ class WarmPool:
         self.max_games = max_games  # 0: reuse without limit
         self._idle: dict[tuple[str, str], list[_Held]] = {}
         self._busy: dict[int, _Held] = {}
+        # Once closing, the pool starts and keeps nothing: a game still in play
+        # when its referee stops may ask for a replacement, which would then
+        # outlive the pool and hold its nursery open.
+        self._closed = False
         self.started = 0
         self.reused = 0
 
@@ -92,6 +96,8 @@ class WarmPool:
         and a process that remembered the first game would know every hidden
         card and chance outcome of the next.
         """
+        if self._closed:
+            return DeadBot(spec.name, BotCrashed("the referee is stopping"))
         idle = [] if fresh else self._idle.get(self._key(spec), [])
         for index in range(len(idle) - 1, -1, -1):
             held = idle[index]
@@ -111,6 +117,9 @@ class WarmPool:
             started: _Held = await self._nursery.start(self._hold, spec)
         except BotError as error:
             return DeadBot(spec.name, error)
+        if self._closed:  # closed while this one started
+            started.close.set()
+            return DeadBot(spec.name, BotCrashed("the referee is stopping"))
         self.started += 1
         started.deal = deal
         self._busy[id(started.bot)] = started
@@ -141,12 +150,13 @@ class WarmPool:
             and held.bot.process.returncode is None
             and (self.max_games == 0 or held.bot.games_played < self.max_games)
         )
-        if reusable:
+        if reusable and not self._closed:
             self._idle.setdefault(self._key(spec), []).append(held)
         else:
             held.close.set()
 
     def close_all(self) -> None:
+        self._closed = True
         for idle in self._idle.values():
             for held in idle:
                 held.close.set()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import trio
+
 from referee.bots import load_bot
-from referee.seats import open_pool
+from referee.seats import DeadBot, open_pool
 from referee.settings import RefereeSettings
 from tests.conftest import TEST_BOTS
 
@@ -25,3 +27,19 @@ async def test_a_warm_process_never_plays_the_same_deal_twice() -> None:
         untracked = await pool.acquire(passer)
         assert untracked in (first, again)  # without a deal, any idle process
         pool.release(untracked, passer)
+
+
+async def test_a_closing_pool_starts_no_process_and_its_block_ends() -> None:
+    # A game still in play when its referee stops may ask for a replacement seat
+    # (its warm process was just closed). The pool must not start one: it would
+    # outlive the pool and hold the block open (found on a Dask worker's Ctrl-C).
+    passer = load_bot(str(TEST_BOTS / "passer"))
+    with trio.fail_after(10):
+        async with open_pool(RefereeSettings(grace_ms=100)) as pool:
+            busy = await pool.acquire(passer, deal=1)
+            pool.close_all()
+            replacement = await pool.acquire(passer, deal=1)
+            assert isinstance(replacement, DeadBot)
+            assert "the referee is stopping" in str(replacement.error)
+            pool.release(busy, passer)  # a game ending after the close gives nothing back to reuse
+            assert pool.started == 1

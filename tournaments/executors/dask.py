@@ -61,6 +61,7 @@ from tournaments.schedule import ScheduledGame
 __all__ = ["DaskExecutor", "DaskUnreachable", "ship_entrants"]
 
 _REFRESH_S = 2.0  # how often the window follows the cluster's size
+_PROBE_S = 10.0  # how long a scheduler that a failed gather put in doubt has to answer
 _KILLED_WORKER_TRIES = 2  # tasks of a game Dask may give up on before it is recorded as a harness error
 GAMES_PER_TASK = 4
 """Games in one Dask task: fewer round trips through the scheduler per game (bench/distributed.py)."""
@@ -301,7 +302,9 @@ class _Run:
             try:
                 results = await trio.to_thread.run_sync(self.client.gather, finished)
             except (OSError, CancelledError, TimeoutError):
-                if self.client.status == "running":
+                # The client may not have noticed yet that the scheduler is gone
+                # (a reset connection reaches gather first): ask the scheduler.
+                if self.client.status == "running" and await self._scheduler_answers():
                     raise
                 raise self._lost() from None
             for future, data in zip(finished, results, strict=True):
@@ -320,6 +323,16 @@ class _Run:
             if future.status == "error":
                 exc = await trio.to_thread.run_sync(future.exception)
                 await self._failed(future, exc)
+
+    async def _scheduler_answers(self) -> bool:
+        """Whether the scheduler still answers (within ``_PROBE_S``)."""
+        with trio.move_on_after(_PROBE_S):
+            try:
+                await trio.to_thread.run_sync(self.client.nthreads, abandon_on_cancel=True)
+            except (OSError, CancelledError, TimeoutError):
+                return False
+            return True
+        return False
 
     async def _next_suspect(self) -> None:
         """Play the next game suspected of killing its workers, once no other suspect is in play."""

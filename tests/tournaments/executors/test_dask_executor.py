@@ -91,6 +91,8 @@ def tournament_file(folder: Path, *, repetitions: int = 1, fourth: str | None = 
 def results(db: Path) -> dict[int, tuple[object, ...]]:
     """Game -> (seed, ended_by, each seat's entrant, rank and score), straight from SQLite."""
     with sqlite3.connect(db) as connection:
+        # One read transaction: the host may record a game between the two queries.
+        connection.execute("BEGIN")
         seats: dict[int, list[tuple[int, int, int]]] = {}
         for game, entrant, rank, score in connection.execute(
             "SELECT game, entrant, rank, score FROM seat ORDER BY game, seat"
