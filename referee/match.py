@@ -458,6 +458,10 @@ class _Match:
         if not isinstance(message, Action):
             raise BotProtocolError(f"sent {_kind(message)} instead of an action for request {request.id}")
         if message.id != request.id:
+            if message.id == seat.answered != 0:  # it came too late to be caught before this request went out
+                raise BotProtocolError(
+                    f"a second answer to request {seat.answered} (it arrived after request {request.id} was sent)"
+                )
             raise BotProtocolError(f"answered request {quote(message.id)}, the open request is {request.id}")
         seat.answered, seat.logs = request.id, 0
         if seat.reader is not None and seat.reader.partial:

@@ -88,7 +88,13 @@ CASES = [
         "killed by SIGXCPU",
         settings={"limits": BotLimits(cpu_s=1), "time": TimeControl(startup_ms=5000, move_ms=10_000, bank_ms=0)},
     ),
-    Case("memory_hog", "crash", "MemoryError", settings={"limits": BotLimits(memory_mb=256)}),
+    # The clock is generous: the case is about memory, and a loaded machine must not turn it into a timeout.
+    Case(
+        "memory_hog",
+        "crash",
+        "MemoryError",
+        settings={"limits": BotLimits(memory_mb=256), "time": TimeControl(startup_ms=5000, move_ms=10_000, bank_ms=0)},
+    ),
     # A shell bot: /bin/sh is open to every uid, so it runs as a uid of its own,
     # which RLIMIT_NPROC needs (root is exempt from it).
     Case("fork_bomb", "crash", "Cannot fork", settings={"limits": BotLimits(processes=16)}, full=True),

@@ -148,7 +148,7 @@ async def test_two_answers_to_one_request_is_a_protocol_error_at_the_next_reques
     (termination,) = record.result.terminations
     # Request ids count across seats: seat 0's second request is the fourth.
     assert termination.kind == "protocol" and termination.request == 4
-    assert "answered request 1, the open request is 4" in termination.reason
+    assert "a second answer to request 1 (it arrived after request 4 was sent)" in termination.reason
 
 
 async def test_a_crash_is_recorded_with_its_reason() -> None:
