@@ -454,7 +454,7 @@ class _Run:
         elif kind == "protocol" and reason.startswith("answered request "):
             answered = int(reason.split()[2].rstrip(","))
             self.fail("nothing unasked" if answered in recorder.answered else "request ids", did)
-        elif kind == "protocol" and (reason.startswith("a second answer") or reason.startswith("unasked output")):
+        elif kind == "protocol" and reason.startswith(("a second answer", "unasked output")):
             self.fail("nothing unasked", did)
         elif kind == "protocol" and "on stderr" in reason:
             self.fail("stderr", did)
