@@ -341,7 +341,8 @@ def check_replays_verify(rules: GameRules, n_players: int, config: Any, seed: in
     """A replay of a random game, written as the referee writes it (JSON lines of the
     wire types), verifies: ``famiglia replay verify`` re-runs it to the same events."""
     # Imported here: the replay module sits above the games in the referee package.
-    from protocol.messages import Result, TimeControl
+    from protocol.messages import TimeControl
+    from referee.match import result_of
     from referee.replay import (
         REPLAY_FORMAT,
         ActionRecord,
@@ -407,18 +408,7 @@ def check_replays_verify(rules: GameRules, n_players: int, config: Any, seed: in
             )
         )
     outcome = state.outcome()
-    records.append(
-        ResultRecord(
-            result=Result(
-                ranks=outcome.ranks,
-                scores=outcome.scores,
-                winners=outcome.winners,
-                forfeited=outcome.forfeited,
-                ended_by=outcome.ended_by,
-                stats=outcome.stats,
-            )
-        )
-    )
+    records.append(ResultRecord(result=result_of(outcome)))
     # Through the bytes, as a replay file holds them.
     lines = [msgspec.json.decode(msgspec.json.encode(r), type=ReplayRecord) for r in records]
     verify_replay(lines)

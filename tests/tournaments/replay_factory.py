@@ -12,9 +12,10 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.messages import Result, TimeControl
+from protocol.messages import TimeControl
 from referee.games import get_rules
 from referee.games.base import RecordingChance, SeededChance
+from referee.match import result_of
 from referee.replay import (
     REPLAY_FORMAT,
     ActionRecord,
@@ -107,18 +108,7 @@ def write_replay(
             )
         )
     outcome = state.outcome()
-    writer.write(
-        ResultRecord(
-            result=Result(
-                ranks=outcome.ranks,
-                scores=outcome.scores,
-                winners=outcome.winners,
-                forfeited=outcome.forfeited,
-                ended_by=outcome.ended_by,
-                stats=outcome.stats,
-            )
-        )
-    )
+    writer.write(ResultRecord(result=result_of(outcome)))
     writer.finish()
     return path
 
