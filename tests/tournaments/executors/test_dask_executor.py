@@ -43,21 +43,6 @@ SAMPLES = ROOT / "sample_bots"
 
 
 @pytest.fixture(scope="module")
-def bot_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A bot cache of the module's own, traversable by the bots' uids."""
-    folder = tmp_path_factory.mktemp("bot-cache")
-    os.chmod(folder.parent, 0o755)
-    os.chmod(folder, 0o755)
-    before = os.environ.get("FAMIGLIA_BOT_CACHE")
-    os.environ["FAMIGLIA_BOT_CACHE"] = str(folder / "bots")
-    yield folder / "bots"
-    if before is None:
-        os.environ.pop("FAMIGLIA_BOT_CACHE", None)
-    else:
-        os.environ["FAMIGLIA_BOT_CACHE"] = before
-
-
-@pytest.fixture(scope="module")
 def cluster(bot_cache: Path) -> Iterator[LocalCluster]:
     # The workers' PATH is pinned now: a tool a test adds to the host's PATH later is not on the workers.
     with LocalCluster(

@@ -42,20 +42,6 @@ from tournaments.store import Store
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def bot_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("bot-cache")
-    os.chmod(folder.parent, 0o755)
-    os.chmod(folder, 0o755)
-    before = os.environ.get("FAMIGLIA_BOT_CACHE")
-    os.environ["FAMIGLIA_BOT_CACHE"] = str(folder / "bots")
-    yield folder / "bots"
-    if before is None:
-        os.environ.pop("FAMIGLIA_BOT_CACHE", None)
-    else:
-        os.environ["FAMIGLIA_BOT_CACHE"] = before
-
-
 @contextmanager
 def separate_cluster(workers: int = 2) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``dask scheduler`` and ``dask worker`` processes on 127.0.0.1: (the scheduler's address, its process)."""
