@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
+from referee.games import UnknownGame
 from referee.replay import (
     ActionRecord,
     ChanceRecord,
@@ -38,6 +39,8 @@ def verify(file: Annotated[Path, typer.Argument(help="a replay file written by f
         result = verify_replay(records)
     except ReplayMismatch as exc:
         fail(f"{file}: {exc}", code=1)
+    except UnknownGame as exc:  # a plug-in game that is not installed here
+        fail(f"{file}: {exc}; install the game's package to verify its replays")
     header = records[0]
     assert isinstance(header, Header)
     # The match id names the game (in a tournament: TOURNAMENT#GAME), so a replay

@@ -164,3 +164,15 @@ def test_replay_view_writes_the_page_and_one_per_seat(tmp_path: Path) -> None:
     assert same.exit_code == 2 and "that is the replay itself" in same.output
     missing = runner.invoke(app, ["replay", "view", str(tmp_path / "nope.jsonl")])
     assert missing.exit_code == 2 and len(missing.output.strip().splitlines()) == 1
+
+
+def test_replay_verify_of_a_game_not_installed_here_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    # A replay of a plug-in game verified where the plug-in is not installed.
+    replay = vendetta_replay(tmp_path / "game.jsonl")
+    lines = replay.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b'"game":"vendetta"', b'"game":"sotto"')
+    replay.write_bytes(b"\n".join(lines))
+    result = runner.invoke(app, ["replay", "verify", str(replay)])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert "unknown game 'sotto'" in line and "install the game's package" in line
