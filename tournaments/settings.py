@@ -15,6 +15,7 @@ puts the name in front (``tournament.time.move_ms: ...``, ``--move-ms 0: ...``).
 from __future__ import annotations
 
 import math
+import types
 import typing
 from typing import Annotated, Any, Literal
 
@@ -207,6 +208,11 @@ def _explain(annotation: Any, meta: msgspec.Meta, value: object) -> str:
     unit, words = extra.get("unit", ""), extra.get("words", "")
     least, why = extra.get("least"), extra.get("why")
     number = typing.get_args(annotation)[0] if typing.get_origin(annotation) is Annotated else annotation
+    union = typing.get_origin(number) in (typing.Union, types.UnionType)
+    kinds = [kind for kind in (typing.get_args(number) if union else (number,)) if kind is not type(None)]
+    if not any(kind in (int, float) for kind in kinds):  # text and the like: no range to explain
+        wanted = "text in quotes" if str in kinds else " or ".join(f"a {getattr(k, '__name__', k)}" for k in kinds)
+        return f"expected {wanted}, got {value!r}"
     if number is float or float in typing.get_args(annotation):
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"expected a number, got {value!r}"

@@ -154,3 +154,19 @@ def test_parsing_leaves_the_callers_tables_as_they_were() -> None:
     before = json.dumps(data, sort_keys=True)
     parse_tournament(data, base=ROOT)
     assert json.dumps(data, sort_keys=True) == before
+
+
+@pytest.mark.parametrize("section", [TimeSection, SandboxSection, FormatSection, ExecutorSection])
+def test_a_value_of_the_wrong_type_in_any_setting_is_a_problem_line_never_an_exception(
+    section: type[msgspec.Struct],
+) -> None:
+    # A careless file: a number where text goes (scheduler = 5 once raised), text where a number goes, a table.
+    for key in section.__struct_fields__:
+        for wrong in (5, "fast", {"a": 1}, [1, 2]):
+            try:
+                problem = field_problem(section, key, wrong)
+            except Exception as exc:  # noqa: BLE001 - the failure this test is about
+                pytest.fail(f"{section.__name__}.{key} = {wrong!r} raised {exc!r}")
+            decoded_ok = problem is None
+            if not decoded_ok:
+                assert isinstance(problem, str) and "\n" not in problem and problem, (key, wrong)
