@@ -5,8 +5,8 @@ bound how many it can hold, and each is checked here from the tournament's
 settings alone, before any bot starts:
 
 - uids: run as root at the standard or strict sandbox level, every bot alive gets
-  a uid of its own from a block of 1024 per referee process
-  (referee/sandbox/launch.py); bot 1025 could not start.
+  a uid of its own from a block of UIDS_PER_REFEREE (8,192) per referee process
+  (referee/sandbox/launch.py); one more bot could not start.
 - open files: each bot costs the referee four descriptors (stdin, the stdout FIFO,
   stderr and a pidfd; referee/process.py), each game one more for its replay file,
   and the referee keeps a few dozen of its own (store, event loop, workers' pipes);

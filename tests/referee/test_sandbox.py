@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import shutil
@@ -498,3 +499,72 @@ def test_the_next_referee_kills_what_is_left_of_a_dead_referees_sandboxes(tmp_pa
         assert leftover.wait(timeout=5) == -signal.SIGKILL
     finally:
         leftover.kill()
+
+
+CLAIM_A_UID = """
+import os, sys
+from referee.sandbox import launch
+launch._UID_BLOCKS = sys.argv[1]
+if sys.argv[2] == "same start":
+    os.getpid = lambda: 4242  # every referee starts its search at the same block
+print(launch._uids.acquire(0x70000000), flush=True)
+if sys.argv[2] == "fork":
+    child = os.fork()
+    if child == 0:
+        print(launch._uids.acquire(0x70000000), flush=True)
+        os._exit(0)
+    os.waitpid(child, 0)
+sys.stdin.read()  # holds its block until the test closes its stdin
+"""
+
+
+def referee_holding_a_uid(folder: Path, how: str) -> tuple[subprocess.Popen[str], list[int]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", CLAIM_A_UID, str(folder), how], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert process.stdout is not None
+    uids = [int(process.stdout.readline()) for _ in range(2 if how == "fork" else 1)]
+    return process, uids
+
+
+def test_referees_on_one_host_get_disjoint_uid_blocks_even_when_their_pids_point_at_the_same_block(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "blocks"
+    folder.mkdir(mode=0o700)
+    held = [referee_holding_a_uid(folder, "same start") for _ in range(3)]
+    try:
+        firsts = [uids[0] for _, uids in held]
+        assert len(set(firsts)) == 3, firsts
+        spans = sorted(firsts)
+        assert all(b - a >= launch_module._UIDS_PER_REFEREE for a, b in itertools.pairwise(spans))
+        # A referee that dies (here: killed, no cleanup of its own) frees its block for the next one.
+        killed, [freed] = held.pop(0)
+        killed.kill()
+        killed.wait()
+        held.append(referee_holding_a_uid(folder, "same start"))
+        assert held[-1][1] == [freed]
+    finally:
+        for process, _ in held:
+            process.communicate("")
+
+
+def test_a_forked_referee_claims_a_uid_block_of_its_own(tmp_path: Path) -> None:
+    folder = tmp_path / "blocks"
+    folder.mkdir(mode=0o700)
+    process, [parent, child] = referee_holding_a_uid(folder, "fork")
+    process.communicate("")
+    assert abs(parent - child) >= launch_module._UIDS_PER_REFEREE
+
+
+def test_uid_blocks_are_not_claimed_through_a_folder_others_can_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "blocks"
+    folder.mkdir()
+    folder.chmod(0o777)
+    monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(folder))
+    assert launch_module._uid_blocks_folder() is None
+    first = launch_module._claim_block(0x70000000)
+    assert list(folder.iterdir()) == [] and (first - 0x70000000) % launch_module._UIDS_PER_REFEREE == 0

@@ -16,19 +16,19 @@ PLENTY = 10**6
 
 def test_sandboxed_bots_as_root_fit_the_uid_block_of_one_referee() -> None:
     check_capacity(UIDS_PER_REFEREE // 4, 1, 4, "standard", root=True, open_files=PLENTY)
-    with pytest.raises(CapacityError, match=r"1028 bots at once in one referee process.*1024 uids.*at most 256 games"):
+    with pytest.raises(CapacityError, match=r"8196 bots at once in one referee process.*8192 uids.*at most 2048 games"):
         check_capacity(UIDS_PER_REFEREE // 4 + 1, 1, 4, "standard", root=True, open_files=PLENTY)
 
 
 def test_uids_do_not_bound_unsandboxed_bots_or_a_referee_that_is_not_root() -> None:
-    check_capacity(1000, 1, 4, "none", root=True, open_files=PLENTY)
-    check_capacity(1000, 1, 4, "strict", root=False, open_files=PLENTY)
+    check_capacity(4000, 1, 4, "none", root=True, open_files=PLENTY)
+    check_capacity(4000, 1, 4, "strict", root=False, open_files=PLENTY)
 
 
 def test_workers_share_the_concurrency() -> None:
-    check_capacity(1000, 4, 4, "standard", root=True, open_files=PLENTY)  # 250 games each
+    check_capacity(8000, 4, 4, "standard", root=True, open_files=PLENTY)  # 2000 games each
     with pytest.raises(CapacityError, match=r"per worker \(3 workers\)"):
-        check_capacity(1000, 3, 4, "standard", root=True, open_files=PLENTY)  # 334 each
+        check_capacity(8000, 3, 4, "standard", root=True, open_files=PLENTY)  # 2667 each
 
 
 def test_open_files_bound_every_level() -> None:
@@ -39,16 +39,16 @@ def test_open_files_bound_every_level() -> None:
 
 
 @pytest.mark.parametrize(
-    ("in_file", "option"), [("", ["--concurrency", "2000"]), ("concurrency = 2000\n", [])], ids=["option", "file"]
+    ("in_file", "option"), [("", ["--concurrency", "4096"]), ("concurrency = 4096\n", [])], ids=["option", "file"]
 )
 def test_the_tournament_command_refuses_in_one_line_before_making_its_database(
     tmp_path: Path, in_file: str, option: list[str]
 ) -> None:
     toml = tmp_path / "t.toml"
-    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{TEST_BOTS / "passer"}"\n' for i in range(3))
-    toml.write_text('[tournament]\ngame = "vendetta"\ntable_size = 3\nrepetitions = 1\nseed = 3\n' + in_file + bots)
+    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{TEST_BOTS / "passer"}"\n' for i in range(5))
+    toml.write_text('[tournament]\ngame = "vendetta"\ntable_size = 5\nrepetitions = 1\nseed = 3\n' + in_file + bots)
     result = CliRunner().invoke(app, ["tournament", "run", str(toml), "--workers", "1", *option])
     assert result.exit_code != 0
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "concurrency 2000" in lines[0] and "lower concurrency" in lines[0], result.output
+    assert len(lines) == 1 and "concurrency 4096" in lines[0] and "lower concurrency" in lines[0], result.output
     assert not (tmp_path / "t.sqlite").exists()
