@@ -214,6 +214,8 @@ class _Run:
         self.window = trio.CapacityLimiter(max(2, work.concurrency))
         self.replays = replays_folder(work.config, work.tournament)
         self.on_done: Callable[[Future], None] = lambda future: None
+        self.deliver: Callable[[Future | None], None] = lambda future: None
+        self.nursery: trio.Nursery | None = None
         # Keys of this run alone: a task a dead host left on the cluster holds other games under its key.
         self.run = secrets.token_hex(4)
 
@@ -234,6 +236,7 @@ class _Run:
                 pass
 
         self.on_done = on_done
+        self.deliver = deliver
 
         async def submit() -> None:
             # Games of one deal go to different tasks: a bot process never
@@ -255,6 +258,7 @@ class _Run:
             deliver(None)
 
         async with done_out, trio.open_nursery() as nursery:
+            self.nursery = nursery
             nursery.start_soon(submit)
             nursery.start_soon(self._follow_cluster_size)
             submitting = True
@@ -300,7 +304,10 @@ class _Run:
         finished = [f for f in batch if f.key in self.futures and f.status == "finished"]
         if finished:
             try:
-                results = await trio.to_thread.run_sync(self.client.gather, finished)
+                # errors="skip": a future lost with its worker since it finished
+                # is waited for; if Dask then gives up on it, its answer is None
+                # and its error is handled below like any other.
+                results = await trio.to_thread.run_sync(partial(self.client.gather, finished, errors="skip"))
             except (OSError, CancelledError, TimeoutError):
                 # The client may not have noticed yet that the scheduler is gone
                 # (a reset connection reaches gather first): ask the scheduler.
@@ -308,6 +315,8 @@ class _Run:
                     raise
                 raise self._lost() from None
             for future, data in zip(finished, results, strict=True):
+                if data is None:
+                    continue
                 for answer in decode_answers(data):
                     outcome = answer.outcome
                     if isinstance(outcome, GameDone) and answer.files:
@@ -323,6 +332,11 @@ class _Run:
             if future.status == "error":
                 exc = await trio.to_thread.run_sync(future.exception)
                 await self._failed(future, exc)
+            elif future.status in ("lost", "pending") and self.nursery is not None:
+                # It finished, then its answer was lost with the worker holding
+                # it before the host gathered it: Dask computes it again, and
+                # its callback, which fires once, has fired already.
+                self.nursery.start_soon(when_settled, future, self.deliver)
 
     async def _scheduler_answers(self) -> bool:
         """Whether the scheduler still answers (within ``_PROBE_S``)."""
@@ -396,6 +410,15 @@ class _Run:
         if key in self.windowed:
             self.windowed.discard(key)
             self.window.release_on_behalf_of(key)
+
+
+async def when_settled(future: Future, deliver: Callable[[Future], None]) -> None:
+    """``deliver(future)`` once Dask has finished, failed or cancelled it again."""
+    # exception() waits for the future to settle without fetching its answer;
+    # a scheduler lost meanwhile cancels it, which the answers then see.
+    with contextlib.suppress(Exception):
+        await trio.to_thread.run_sync(future.exception, abandon_on_cancel=True)
+    deliver(future)
 
 
 def _failure(game: ScheduledGame, exc: BaseException, error: str) -> GameFailed:

@@ -14,16 +14,18 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import trio
 
 pytest.importorskip("distributed")
 
-from distributed import Client, LocalCluster, WorkerPlugin
+from distributed import Client, Future, LocalCluster, WorkerPlugin
 
 from tests.tournaments.executors.test_dask_executor import (
     assert_no_bot_left,
@@ -34,7 +36,7 @@ from tests.tournaments.executors.test_dask_executor import (
 from tournaments.cli.tournament import worker_failure
 from tournaments.config import load_tournament
 from tournaments.executors.base import GameFailed
-from tournaments.executors.dask import DaskExecutor
+from tournaments.executors.dask import DaskExecutor, when_settled
 from tournaments.runner import Progress, run_tournament
 from tournaments.schedule import ScheduledGame
 from tournaments.store import Store
@@ -107,6 +109,25 @@ def test_the_scheduler_killed_mid_run_stops_the_host_with_one_line_and_a_rerun_r
     assert_no_bot_left(bot_cache)
 
 
+def within(seconds: float, run: Callable[[], int]) -> int:
+    """``run()``, failing the test instead of hanging it when it takes longer than ``seconds``."""
+    outcome: list[int | BaseException] = []
+
+    def target() -> None:
+        try:
+            outcome.append(run())
+        except BaseException as exc:  # noqa: BLE001  # raised again in the test's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert outcome, f"the run did not finish in {seconds} s"
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
 @pytest.fixture(scope="module")
 def cluster(bot_cache: Path) -> Iterator[LocalCluster]:
     with LocalCluster(
@@ -155,10 +176,6 @@ def fault_on_workers(cluster: LocalCluster, game: int, fault: str) -> Iterator[N
             client.wait_for_workers(2, timeout=120)  # the nanny restarted the killed ones
 
 
-@pytest.mark.skip(
-    reason="known hang (docs/distributed.md, issue 12): in about one run in six the suspects left after the "
-    "culprit is recorded are never handed out again, and the run waits without end"
-)
 def test_a_game_that_kills_its_dask_workers_is_recorded_as_a_harness_error_and_no_other_game_is(
     tmp_path: Path, cluster: LocalCluster, bot_cache: Path
 ) -> None:
@@ -171,10 +188,10 @@ def test_a_game_that_kills_its_dask_workers_is_recorded_as_a_harness_error_and_n
     store = Store(tmp_path / "t.sqlite")
     try:
         with fault_on_workers(cluster, 5, "exit"):
-            played = run_tournament(
+            played = within(180, lambda: run_tournament(
                 load_tournament(tournament_file(tmp_path)), store, events.append,
                 executor=DaskExecutor(cluster.scheduler_address),
-            )  # fmt: skip
+            ))  # fmt: skip
     finally:
         scheduler.allowed_failures = allowed
     assert played == 23 and store.counts() == (23, 24) and store.pending() == []
@@ -202,3 +219,33 @@ def test_a_fault_of_a_workers_machine_stops_the_run_and_the_same_run_resumes(
     done = {g.game for g in store.finished()}
     assert run_tournament(config, store, executor=DaskExecutor(cluster.scheduler_address)) == 24 - len(done)
     assert sorted(g.game for g in store.finished()) == list(range(24)) and store.harness_errors() == []
+
+
+def test_an_answer_lost_with_its_worker_before_the_host_gathered_it_is_handed_over_again(
+    cluster: LocalCluster,
+) -> None:
+    # A task's done callback fires once. When the worker holding a finished
+    # task's answer dies before the host gathers it, Dask computes the task
+    # again, but no callback says so: the host must wait for it itself.
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=60)
+        # A second to compute: the host has time to see the answer lost before it is there again.
+        future = client.submit(lambda: (time.sleep(1), os.getpid())[1], pure=False, key="famiglia-test-lost-answer")
+        callbacks: list[str] = []
+        future.add_done_callback(lambda f: callbacks.append(f.status))
+        future.result(timeout=30)
+        deadline = time.monotonic() + 30
+        while not callbacks and time.monotonic() < deadline:
+            time.sleep(0.01)
+        [holder] = client.who_has(future)[future.key]
+        holder_pid = client.run(os.getpid, workers=[holder])[holder]
+        os.kill(holder_pid, signal.SIGKILL)
+        while future.status == "finished" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert future.status in ("lost", "pending"), "the answer should be gone with its worker"
+        delivered: list[Future] = []
+        trio.run(when_settled, future, delivered.append)
+        assert delivered == [future] and future.status == "finished"
+        assert future.result(timeout=30) != holder_pid, "computed again on another worker"
+        assert callbacks == ["finished"], "Dask called back once only"
+        client.wait_for_workers(2, timeout=120)  # the nanny restarted the killed one
