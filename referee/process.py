@@ -318,6 +318,7 @@ class BotProcess:
         return BotCrashed(f"{what}: exited with code {code}{tail}")
 
     async def drain_stderr(self) -> None:
+        """Keep the tail of the bot's stderr until it ends, then make sure reading its stdout FIFO ends too."""
         assert self.process.stderr is not None
         limit = self.settings.stderr_flood_bytes
         try:
@@ -330,20 +331,25 @@ class BotProcess:
                     self.healthy = False
                     self.signal_group(signal.SIGKILL)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+            return
+        self.end_fifo()
 
-    async def end_fifo_at_exit(self) -> None:
-        """Once the process is gone, make sure reading its stdout FIFO ends.
+    def end_fifo(self) -> None:
+        """Turn a stdout FIFO no writer ever reached into end-of-file for the referee.
 
         A reader sees end-of-file on a FIFO only after a writer came and went. A
         chain that fails before the bot opens its end (a program missing inside
         the sandbox) never connects; opening and closing a write end here turns
         that into end-of-file, so the failure is a crash with its reason rather
-        than a wait for the startup limit.
+        than a wait for the startup limit. Called when stderr ends: every process
+        of the chain holds stderr, so it ends when the chain has gone, or when
+        the bot itself closed it, long after the chain's last link opened the
+        FIFO (an extra writer coming and going then changes nothing). Done here
+        rather than in a task waiting for the process, which would cost each
+        bot a task of its own.
         """
         if self.stdout_fifo is None:
             return
-        await self.process.wait()
         try:
             os.close(os.open(self.stdout_fifo, os.O_WRONLY | os.O_NONBLOCK))
         except OSError:  # already closed by the referee: nothing is reading
@@ -398,7 +404,6 @@ async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[Bo
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(bot.drain_stderr)
-                nursery.start_soon(bot.end_fifo_at_exit)
                 try:
                     yield bot
                 finally:
