@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 SAMPLE_BOTS = ROOT / "sample_bots"
+
+# A suite started in the background by a non-interactive shell inherits SIGINT
+# ignored, and so would every command it starts; the Ctrl-C tests need it
+# delivered. A handler (unlike "ignore") is reset to the default in a child at exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
