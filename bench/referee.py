@@ -429,6 +429,11 @@ async def bench(args: argparse.Namespace) -> None:
         + " ".join(f"{r:.2f}" for r in cpu_ratios)
         + f"; ratio of the totals {(referee.cpu / referee.count) / (hand.cpu / hand.count):.2f}"
     )
+    floor_vs_hand = (floor.cpu / floor.count) / (hand.cpu / hand.count)
+    print(
+        f"floor CPU / hand-written CPU: {floor_vs_hand:.2f} (the engine, the full view encoded, one Trio wait "
+        "and one read per decision, and nothing else: a referee on this engine, protocol and Trio spends at least this)"
+    )
     print(f"bare pipe (informative): the referee reaches {ratio:.2f} of bare Trio pipe round trips")
     print(f"referee: {decisions_per_s:.0f} decisions/s {cpu_us:.1f} us CPU/decision {cpu_ratio:.2f}x hand-written CPU")
 

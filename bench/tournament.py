@@ -146,6 +146,7 @@ def play(label: str, config: TournamentConfig, folder: Path) -> Run:
 
     workers = config.executor.workers or 1
     cpu_before = _cpu_seconds()
+    busy_before = _machine_busy()
     began = time.perf_counter()
     played = trio.run(
         lambda: run_pending(
@@ -154,16 +155,34 @@ def play(label: str, config: TournamentConfig, folder: Path) -> Run:
     )
     seconds = time.perf_counter() - began
     cpu = _cpu_seconds() - cpu_before
+    busy = _machine_busy() - busy_before
     store.close()
     assert played == len(schedule), (played, len(schedule))
     run = Run(label, played, seconds, decisions, failures, cpu, (first_result, last_result))
     print(
         f"{label:10s} {played} games in {seconds:6.2f} s: {run.games_per_s:7.2f} games/s, "
         f"{decisions / seconds:8.0f} decisions/s, {failures} failures, "
-        f"CPU (referee + workers + bots) {cpu:6.2f} s = {cpu / seconds:4.2f} cores, results from {first_result:.2f} s to {last_result:.2f} s",
+        f"CPU (referee + workers + bots) {cpu:6.2f} s = {cpu / seconds:4.2f} cores, machine busy {busy / seconds:4.2f} cores, "
+        f"results from {first_result:.2f} s to {last_result:.2f} s",
         flush=True,
     )
     return run
+
+
+def _machine_busy() -> float:
+    """Seconds of CPU the whole machine has spent busy (Linux /proc/stat; 0 elsewhere).
+
+    Sandboxed bots are reaped inside their PID namespace, so their CPU never
+    reaches this process's children's times: this counts it, with anything
+    else running on the machine.
+    """
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except OSError:
+        return 0.0
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def _cpu_seconds() -> float:
