@@ -230,7 +230,10 @@ def _claim_block(base: int) -> int:
         return base + start * _UIDS_PER_REFEREE
     for step in range(blocks):
         first = base + (start + step) % blocks * _UIDS_PER_REFEREE
-        fd = os.open(os.path.join(folder, str(first)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            fd = os.open(os.path.join(folder, str(first)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except OSError:  # not a plain file of ours (a link, a folder): not a block to use
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

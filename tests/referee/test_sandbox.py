@@ -558,6 +558,20 @@ def test_a_forked_referee_claims_a_uid_block_of_its_own(tmp_path: Path) -> None:
     assert abs(parent - child) >= launch_module._UIDS_PER_REFEREE
 
 
+def test_a_uid_block_whose_lock_file_is_a_link_or_a_folder_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "blocks"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(folder))
+    monkeypatch.setattr(os, "getpid", lambda: 7)  # the search starts at block 7
+    size = launch_module._UIDS_PER_REFEREE
+    (folder / str(0x70000000 + 7 * size)).symlink_to(tmp_path / "elsewhere")
+    (folder / str(0x70000000 + 8 * size)).mkdir()
+    assert launch_module._claim_block(0x70000000) == 0x70000000 + 9 * size
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_uid_blocks_are_not_claimed_through_a_folder_others_can_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
