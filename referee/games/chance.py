@@ -73,13 +73,36 @@ class SeededChance:
             rng = self._streams[stream] = random.Random(f"famiglia:{self.seed}:{stream}")
         return rng
 
+    # Both draws are written out here rather than left to random.Random.shuffle
+    # and randrange: they give exactly what those give on CPython 3.11 (the
+    # same getrandbits calls in the same order), but the deals no longer hang
+    # on how a later Python implements them (a replay is checked by dealing
+    # again from its seed), and without the calls per draw they cost the
+    # engine about half as much.
+
     def shuffle(self, stream: str, n: int) -> list[int]:
+        """Fisher-Yates from the last position down, each index drawn by rejection from getrandbits."""
         order = list(range(n))
-        self._stream(stream).shuffle(order)
+        getrandbits = self._stream(stream).getrandbits
+        for i in range(n - 1, 0, -1):
+            size = i + 1
+            bits = size.bit_length()
+            j = getrandbits(bits)
+            while j >= size:
+                j = getrandbits(bits)
+            order[i], order[j] = order[j], order[i]
         return order
 
     def below(self, stream: str, n: int) -> int:
-        return self._stream(stream).randrange(n)
+        """By rejection from getrandbits(n.bit_length())."""
+        if n <= 0:
+            raise ValueError(f"below: no integer in range({n})")
+        getrandbits = self._stream(stream).getrandbits
+        bits = n.bit_length()
+        r = getrandbits(bits)
+        while r >= n:
+            r = getrandbits(bits)
+        return r
 
 
 class RecordingChance:
