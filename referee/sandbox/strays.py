@@ -52,21 +52,29 @@ def namespace_pid(pid: int) -> int | None:
     A zombie has already died (it waits only for its parent to read its
     status), so it counts as gone.
     """
-    inner: int | None = None
+    # Read at the end of every game for every bot's processes: the whole file in
+    # one read and two searches, not a Python loop over its fifty-odd lines.
     try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
-            for line in handle:
-                if line.startswith("State:") and line.split()[1] in ("Z", "X"):
-                    return None
-                if line.startswith("NSpid:"):
-                    inner = int(line.split()[-1])
-    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            text = handle.read()
+    except OSError:
         return None
-    return inner
+    state = text.find(b"\nState:\t")
+    if state >= 0 and text[state + 8 : state + 9] in (b"Z", b"X"):
+        return None
+    at = text.find(b"\nNSpid:")
+    if at < 0:
+        return None
+    end = text.find(b"\n", at + 1)
+    try:
+        return int(text[at + 7 : end if end >= 0 else len(text)].split()[-1])
+    except (ValueError, IndexError):
+        return None
 
 
 def _strays(chain: int, *, namespaced: bool) -> list[int]:
-    below = [pid for pid in descendants(chain) if namespace_pid(pid) is not None]
+    inner = {pid: namespace_pid(pid) for pid in descendants(chain)}
+    below = [pid for pid, number in inner.items() if number is not None]
     if not namespaced:
         return below
     # The chain's first process stays outside the namespace; its child is the
@@ -75,9 +83,9 @@ def _strays(chain: int, *, namespaced: bool) -> list[int]:
     # namespace the bot nested inside its own, whatever its number there.
     keep: set[int] = set()
     for init in _children(chain):
-        if namespace_pid(init) == 1:
+        if inner.get(init) == 1:
             keep.add(init)
-            keep.update(pid for pid in _children(init) if namespace_pid(pid) == 2)
+            keep.update(pid for pid in _children(init) if inner.get(pid) == 2)
     return [pid for pid in below if pid not in keep]
 
 

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -321,3 +322,16 @@ def test_a_regular_users_bots_see_nothing_of_their_home_and_write_nothing(host: 
     assert f"uid={user.pw_uid} " in result["stderr"]
     assert not pwned.exists() and not (code / "referee" / "evil.py").exists()
     assert bashrc.read_text() == "# the user's shell start-up\n" and store.read_text() == "the user's results"
+
+
+def test_namespace_pid_reads_a_live_process_and_counts_a_zombie_or_a_gone_one_as_none() -> None:
+    status = Path("/proc/self/status").read_text()
+    [own] = [line.split()[-1] for line in status.splitlines() if line.startswith("NSpid:")]
+    assert namespace_pid(os.getpid()) == int(own)
+    child = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while "State:\tZ" not in Path(f"/proc/{child.pid}/status").read_text() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert namespace_pid(child.pid) is None, "a zombie has died already"
+    child.wait()
+    assert namespace_pid(child.pid) is None
