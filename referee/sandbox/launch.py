@@ -92,6 +92,11 @@ def _problem(level: SandboxLevel, host: HostSupport, settings: RefereeSettings |
         return f"the {level} sandbox needs setpriv (util-linux) to give bots their own uid; {_WEAKER}"
     if host.root and settings is not None and settings.bot_uid_base <= 0:
         return f"bot_uid_base = {settings.bot_uid_base} would run bots as root; set a positive base, {_WEAKER}"
+    if host.root and settings is not None and settings.bot_uid_base > _LAST_UID + 1 - _UIDS_PER_REFEREE:
+        return (
+            f"bot_uid_base = {settings.bot_uid_base} leaves no room for a block of {_UIDS_PER_REFEREE} bot uids "
+            f"below {_LAST_UID + 1}; set it to at most {_LAST_UID + 1 - _UIDS_PER_REFEREE}"
+        )
     try:
         filter_for("strict" if level == "strict" else "standard")
     except UnknownArchitecture as exc:

@@ -173,6 +173,17 @@ def test_a_root_referee_refuses_to_run_bots_as_root(monkeypatch: pytest.MonkeyPa
         prepare_launch(BOT, RefereeSettings(bot_uid_base=0))
 
 
+def test_a_uid_base_too_high_for_a_block_of_bot_uids_is_refused_with_the_highest_that_fits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(launch_module, "host_support", lambda: HOST)
+    highest = 2**31 - 1 - launch_module._UIDS_PER_REFEREE  # its last uid is 2**31 - 2
+    with pytest.raises(SandboxUnavailable, match=f"no room for a block of 8192 bot uids.*at most {highest}"):
+        prepare_launch(BOT, RefereeSettings(bot_uid_base=highest + 1))
+    launch = prepare_launch(BOT, RefereeSettings(bot_uid_base=highest))  # the highest that fits is taken
+    launch.release()
+
+
 def test_the_system_call_filter_refuses_unix_sockets_and_io_uring_on_both_known_machines() -> None:
     for machine in ("x86_64", "aarch64"):
         for level in ("standard", "strict"):
