@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:  # the dask extra is optional: its tests skip without it
+    from distributed import LocalCluster
 
 
 @pytest.fixture(scope="module")
@@ -22,3 +26,16 @@ def bot_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("FAMIGLIA_BOT_CACHE", None)
     else:
         os.environ["FAMIGLIA_BOT_CACHE"] = before
+
+
+@pytest.fixture(scope="module")
+def cluster(bot_cache: Path) -> Iterator[LocalCluster]:
+    """A Dask LocalCluster of two single-thread worker processes on 127.0.0.1, one per test module."""
+    from distributed import LocalCluster
+
+    # The workers' PATH is pinned now: a tool a test adds to the host's PATH later is not on the workers.
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+        env={"PATH": os.environ["PATH"], "FAMIGLIA_BOT_CACHE": str(bot_cache)},
+    ) as running:  # fmt: skip
+        yield running

@@ -42,16 +42,6 @@ pytestmark = pytest.mark.slow
 SAMPLES = ROOT / "sample_bots"
 
 
-@pytest.fixture(scope="module")
-def cluster(bot_cache: Path) -> Iterator[LocalCluster]:
-    # The workers' PATH is pinned now: a tool a test adds to the host's PATH later is not on the workers.
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-        env={"PATH": os.environ["PATH"], "FAMIGLIA_BOT_CACHE": str(bot_cache)},
-    ) as running:  # fmt: skip
-        yield running
-
-
 @pytest.fixture
 def client(cluster: LocalCluster) -> Iterator[Client]:
     with Client(cluster.scheduler_address, set_as_default=False) as connected:

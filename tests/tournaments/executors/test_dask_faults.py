@@ -128,15 +128,6 @@ def within(seconds: float, run: Callable[[], int]) -> int:
     return outcome[0]
 
 
-@pytest.fixture(scope="module")
-def cluster(bot_cache: Path) -> Iterator[LocalCluster]:
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-        env={"PATH": os.environ["PATH"], "FAMIGLIA_BOT_CACHE": str(bot_cache)},
-    ) as running:  # fmt: skip
-        yield running
-
-
 @contextmanager
 def fault_on_workers(cluster: LocalCluster, game: int, fault: str) -> Iterator[None]:
     """Every Dask worker, and every one the nanny restarts, meets ``fault`` when a task holding ``game`` starts.
