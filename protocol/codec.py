@@ -27,6 +27,7 @@ import errno
 import os
 import re
 import select
+from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 import msgspec
@@ -244,7 +245,29 @@ class LineReader:
             if not chunk:
                 return None
             self.bytes_read += len(chunk)
+            if not buffer and chunk[-1] == 10 and chunk.find(b"\n") == len(chunk) - 1:
+                return chunk[:-1]  # exactly one whole line, as in readline
             buffer += chunk
+
+    def line_within(self, seconds: float, clock: Callable[[], float]) -> bytes | None:
+        """``pending_line``, asked again and again until a line is there or ``seconds`` have passed on ``clock``.
+
+        A busy wait, for a caller that expects the line within microseconds: a
+        bot that answers at once is read by its next look at the pipe, where a
+        wait through Trio's run loop (register, sleep, collect, reschedule)
+        would cost more CPU than the few looks. Never blocks; ``seconds`` bounds
+        how long the thread is held.
+        """
+        line = self.pending_line()
+        poll = self._poll
+        if line is not None or poll is None or self._pipe is None or self._pipe.fileno() != self._poll_fd:
+            return line
+        limit = clock() + seconds
+        while clock() < limit:
+            # Only the poll in the loop: the line is taken out once something has come.
+            if poll.poll(0) and (line := self.pending_line()) is not None:
+                return line
+        return None
 
     @property
     def partial(self) -> bool:

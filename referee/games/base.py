@@ -210,6 +210,19 @@ class GameState:
             raise ValueError(f"view: seat {seat} is not a seat of this {self.n}-player game")
         return self._view(seat)
 
+    def transient_view(self, seat: int) -> Any:
+        """``view(seat)`` for a caller that encodes it before the state changes again.
+
+        It encodes to the same JSON as ``view(seat)``, but it may share the
+        state's own lists instead of copying them: it must be neither kept past
+        the next ``apply``/``forfeit`` nor changed. The referee builds every
+        request from it, so the copies a kept view needs are not made once per
+        decision.
+        """
+        if not 0 <= seat < self.n:
+            raise ValueError(f"transient_view: seat {seat} is not a seat of this {self.n}-player game")
+        return self._transient_view(seat)
+
     def events_for(self, seat: int, events: list[msgspec.Struct]) -> list[msgspec.Struct]:
         """The part of ``events`` that ``seat`` may see; every event, unless the game
         has private ones."""
@@ -346,6 +359,11 @@ class GameState:
     def _view(self, seat: int) -> Any:
         """``view`` for a seat already checked to be at the table."""
         raise NotImplementedError
+
+    def _transient_view(self, seat: int) -> Any:
+        """The view of ``seat`` that may share the state's lists (see ``transient_view``);
+        by default ``_view``'s, which is right for a game whose view copies nothing."""
+        return self._view(seat)
 
     def _random_action(self, rng: random.Random) -> Any:
         """``random_action`` while the game is not over."""

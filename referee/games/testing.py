@@ -45,6 +45,7 @@ __all__ = [
     "check_replays_verify",
     "check_same_seed_same_game",
     "check_scripted_chance_reproduces",
+    "check_transient_view_is_the_view",
     "check_views_leak_nothing",
     "play_random",
 ]
@@ -283,6 +284,27 @@ def check_views_leak_nothing(rules: GameRules, n_players: int, config: Any, seed
     del differs
 
 
+def check_transient_view_is_the_view(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+    """``transient_view(seat)``, what the referee sends, encodes exactly like ``view(seat)``
+    for every seat at every step of a random game, and building it changes nothing."""
+    state = rules.new_game(n_players, config, SeededChance(seed))
+    rng = random.Random(seed)
+    step = 0
+    while True:
+        before = _fingerprint(state)
+        for seat in range(n_players):
+            _require(
+                _encode(state.transient_view(seat)) == _encode(state.view(seat)),
+                rules,
+                f"seed {seed}, step {step}: seat {seat}'s transient view differs from its view",
+            )
+        _require(_fingerprint(state) == before, rules, f"seed {seed}, step {step}: building views changed the state")
+        if (decision := state.decision()) is None:
+            break
+        state.apply(decision.seat, state.random_action(rng))
+        step += 1
+
+
 def check_random_playouts_end(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
     """Random games end, with or without forfeits, in a valid outcome: one entry per
     seat, ranks 1-based and shared only on ties, forfeited seats last (the most
@@ -421,6 +443,7 @@ CHECKS = (
     check_scripted_chance_reproduces,
     check_copy_is_independent,
     check_views_leak_nothing,
+    check_transient_view_is_the_view,
     check_random_playouts_end,
     check_replays_verify,
 )

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 
 import msgspec
 import pytest
+import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -133,3 +137,58 @@ def test_fuzz_arbitrary_json_decodes_or_raises_only_protocol_violations(value: o
         decode_bot_message(line)
     except ProtocolViolation:
         pass
+
+
+# --- line_within: the referee's short poll for a bot that answers at once ----
+
+
+def _pipe_reader() -> tuple[LineReader, int]:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    return LineReader(trio.lowlevel.FdStream(read_fd)), write_fd
+
+
+def test_line_within_returns_a_line_written_while_it_polls() -> None:
+    reader, write_fd = _pipe_reader()
+    writer = threading.Timer(0.01, os.write, (write_fd, b'{"type":"log","message":"late"}\n'))
+    began = time.perf_counter()
+    writer.start()
+    line = reader.line_within(5.0, time.perf_counter)
+    writer.join()
+    assert line == b'{"type":"log","message":"late"}'
+    assert time.perf_counter() - began < 4.0  # taken when it came, not at the end of the bound
+    os.close(write_fd)
+
+
+def test_line_within_gives_up_after_its_bound_and_keeps_a_partial_line() -> None:
+    reader, write_fd = _pipe_reader()
+    os.write(write_fd, b'{"type":"act')
+    began = time.perf_counter()
+    assert reader.line_within(0.005, time.perf_counter) is None
+    assert 0.005 <= time.perf_counter() - began < 1.0
+    assert reader.partial
+    os.write(write_fd, b'ion"}\n')
+    assert reader.line_within(0.005, time.perf_counter) == b'{"type":"action"}'
+    os.close(write_fd)
+
+
+def test_line_within_a_closed_pipe_ends_at_its_bound_and_leaves_the_end_to_readline() -> None:
+    reader, write_fd = _pipe_reader()
+    os.close(write_fd)
+    assert reader.line_within(0.002, time.perf_counter) is None
+
+    async def read() -> None:
+        with pytest.raises(StreamClosed):
+            await reader.readline()
+
+    trio.run(read)
+
+
+def test_pending_line_takes_a_read_of_exactly_one_line_and_of_two_lines_alike() -> None:
+    reader, write_fd = _pipe_reader()
+    os.write(write_fd, b"one\n")
+    assert reader.pending_line() == b"one"
+    os.write(write_fd, b"two\nthree\n")
+    assert [reader.pending_line(), reader.pending_line(), reader.pending_line()] == [b"two", b"three", None]
+    assert reader.bytes_read == len(b"one\ntwo\nthree\n") and not reader.partial
+    os.close(write_fd)

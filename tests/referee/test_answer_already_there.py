@@ -167,3 +167,83 @@ async def test_the_slice_counts_the_threads_cpu_time_not_time_it_was_preempted(m
     record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
     assert record.result.terminations == [] and sum(t.decisions for t in record.timings) > 100
     assert yields == 0
+
+
+def _count_polls(monkeypatch: pytest.MonkeyPatch) -> dict[LineReader, int]:
+    """How many times each reader was polled for a quick answer (line_within with a bound)."""
+    polls: dict[LineReader, int] = {}
+    real = LineReader.line_within
+
+    def counting(self: LineReader, seconds: float, clock: Any) -> bytes | None:
+        if seconds > 0:
+            polls[self] = polls.get(self, 0) + 1
+        return real(self, seconds, clock)
+
+    monkeypatch.setattr(LineReader, "line_within", counting)
+    return polls
+
+
+async def test_a_seat_that_answers_at_once_is_polled_for_every_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    polls = _count_polls(monkeypatch)
+    async with trio.open_nursery() as nursery:
+        bots = [PipeBot(pipe_passing, nursery, name=f"pipe{i}") for i in range(3)]
+        record = await run_match(SPEC, bots)
+        nursery.cancel_scope.cancel()
+    assert record.result.terminations == []
+    for bot, timing in zip(bots, record.timings, strict=True):
+        assert polls[bot.reader] == timing.decisions > 10
+
+
+async def test_a_seat_that_thinks_is_polled_once_in_quick_retry_plus_one_decisions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Seat 0 answers after a millisecond: past the poll's bound, so after each
+    # poll that finds nothing it is waited for as usual for QUICK_RETRY decisions.
+    polls = _count_polls(monkeypatch)
+    thinker = at_every_request(lambda rid: [0.001, answer(rid)])
+    async with trio.open_nursery() as nursery:
+        bots = [PipeBot(respond, nursery, name=f"pipe{i}") for i, respond in enumerate([thinker, pipe_passing])]
+        bots.append(PipeBot(pipe_passing, nursery, name="pipe2"))
+        record = await run_match(SPEC, bots)
+        nursery.cancel_scope.cancel()
+    assert record.result.terminations == []
+    decisions = record.timings[0].decisions
+    assert decisions > 30
+    assert polls[bots[0].reader] == -(-decisions // (referee.match.QUICK_RETRY + 1))  # the first, then every 9th
+
+
+async def test_a_seat_whose_answers_alternate_quick_and_slow_costs_one_bounded_poll_in_quick_retry_plus_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A hostile rhythm, to keep the referee busy-waiting: some answers at once,
+    # others late. Each poll that finds nothing is held to its bound, and after
+    # one the seat is not polled for QUICK_RETRY decisions.
+    empty_polls: list[float] = []
+    real = LineReader.line_within
+
+    def timed(self: LineReader, seconds: float, clock: Any) -> bytes | None:
+        began = clock()
+        line = real(self, seconds, clock)
+        if self is bots[0].reader and seconds > 0 and line is None:
+            empty_polls.append(clock() - began)
+        return line
+
+    monkeypatch.setattr(LineReader, "line_within", timed)
+    late = 0
+
+    def rhythm(rid: int) -> list[bytes | float]:
+        nonlocal late
+        late += 1
+        return [answer(rid)] if late % 2 else [0.001, answer(rid)]
+
+    async with trio.open_nursery() as nursery:
+        bots = [PipeBot(at_every_request(rhythm), nursery, name="rhythm")]
+        bots += [PipeBot(pipe_passing, nursery, name=f"pipe{i}") for i in (1, 2)]
+        record = await run_match(SPEC, bots)
+        nursery.cancel_scope.cancel()
+    assert record.result.terminations == []
+    decisions = record.timings[0].decisions
+    assert decisions > 30
+    # Polled every time, half of them would find nothing.
+    assert 1 <= len(empty_polls) <= decisions // (referee.match.QUICK_RETRY + 1) + 1 < decisions // 2
+    assert max(empty_polls) < referee.match.QUICK_ANSWER_S + 0.002

@@ -309,6 +309,19 @@ class VendettaState(GameState):
         return Place([])
 
     def _view(self, seat: int) -> VendettaView:
+        view = self._transient_view(seat)
+        # The state's own lists, copied: the caller may keep this view while play goes on.
+        view.board = [row[:] for row in self._board]
+        view.hands = self._hands[:]
+        view.box = self._box[:]
+        view.points = self._points[:]
+        view.controlled = self._controlled[:]
+        view.forfeited = self.forfeited[:]
+        view.forfeit_order = self.forfeit_order[:]
+        view.dealt = [cards[:] for cards in self._dealt]
+        return view
+
+    def _transient_view(self, seat: int) -> VendettaView:
         n = self.n
         over = self._outcome is not None
         targets = TARGETS[n]
@@ -320,17 +333,17 @@ class VendettaState(GameState):
             start_seat=self._start,
             active_seat=self.to_move,  # -1 once the game is over
             over=over,
-            board=[row[:] for row in self._board],
-            hands=self._hands[:],
-            box=self._box[:],
-            points=self._points[:],
-            controlled=self._controlled[:],
+            board=self._board,
+            hands=self._hands,
+            box=self._box,
+            points=self._points,
+            controlled=self._controlled,
             revealed=[d + 1 for d in self._pile[: self._revealed]],
             pile_left=TURNS_PER_ROUND - self._revealed,
             last_raid=[d + 1 for d in self._last_raid],
-            forfeited=self.forfeited[:],
-            forfeit_order=self.forfeit_order[:],
-            dealt=[cards[:] for cards in self._dealt],
+            forfeited=self.forfeited,
+            forfeit_order=self.forfeit_order,
+            dealt=self._dealt,
             round_limit=self.config.round_limit,
             setup=self.config.setup,
             control=self.config.control,

@@ -17,6 +17,7 @@ from referee.games.testing import (
     CHECKS,
     ContractBroken,
     check_illegal_actions_change_nothing,
+    check_transient_view_is_the_view,
     check_views_leak_nothing,
 )
 from referee.games.vendetta import VendettaRules, VendettaState, VendettaView
@@ -60,6 +61,17 @@ class _LeakyState(VendettaState):
         return msgspec.structs.replace(view, last_raid=[self._pile[self._revealed] + 1])
 
 
+class _StaleState(VendettaState):
+    """Sends the referee the points as they were at the start of the round."""
+
+    __slots__ = ()
+
+    def _transient_view(self, seat: int) -> VendettaView:
+        view = super()._transient_view(seat)
+        view.points = [0] * self.n if self._turn == 0 else view.points
+        return view
+
+
 class _CarelessState(VendettaState):
     """Takes a mafioso from the hand before finding the placement illegal."""
 
@@ -89,3 +101,8 @@ def test_views_leak_check_catches_a_view_showing_the_next_card() -> None:
 def test_illegal_action_check_catches_a_refusal_that_changed_the_state() -> None:
     with pytest.raises(ContractBroken, match="changed"):
         check_illegal_actions_change_nothing(_rules_with(_CarelessState), 3, VendettaRules().config({}), 1)
+
+
+def test_transient_view_check_catches_a_request_view_that_differs_from_the_view() -> None:
+    with pytest.raises(ContractBroken, match="transient view differs from its view"):
+        check_transient_view_is_the_view(_rules_with(_StaleState), 3, VendettaRules().config({}), 1)
