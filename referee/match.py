@@ -90,12 +90,17 @@ fast again: the referee polls its pipe for up to this long
 register, wait, collect and reschedule cost more CPU than the polls while an
 instant bot answers (bench/README.md has the figures). A seat whose answer did
 not come within it is waited for as usual for its next ``QUICK_RETRY``
-decisions, so a bot that thinks costs the referee one short busy wait in that
-many decisions. The bound is far below any time limit and below
-``FAIR_SLICE_S``: the other tasks wait no longer than they already may."""
+decisions, then twice as many after each further poll that finds nothing (up
+to ``QUICK_RETRY_MAX``), so a bot that thinks costs the referee a handful of
+short busy waits in a game, and any bot at most one in ``QUICK_RETRY + 1``
+decisions. The bound is far below any time limit and below ``FAIR_SLICE_S``:
+the other tasks wait no longer than they already may."""
 
 QUICK_RETRY = 8
-"""Decisions a seat is waited for as usual after its answer did not come within ``QUICK_ANSWER_S``."""
+"""Decisions a seat is waited for as usual after a poll found no answer within ``QUICK_ANSWER_S``."""
+
+QUICK_RETRY_MAX = 512
+"""The most decisions between two polls of a seat whose answers keep not coming in time."""
 
 
 class BotChannel(Protocol):
@@ -163,7 +168,7 @@ class _Seat:
 
     __slots__ = (
         "active", "answered", "bank_s", "bot", "decisions", "early", "index", "logs", "max_s", "poll_in",
-        "reader", "seen", "total_s", "untimed",
+        "poll_skip", "reader", "seen", "total_s", "untimed",
     )  # fmt: skip
 
     def __init__(self, index: int, bot: BotChannel, bank_s: float) -> None:
@@ -183,6 +188,7 @@ class _Seat:
         self.max_s = 0.0
         # Decisions until the referee polls for a quick answer again (QUICK_ANSWER_S); never for a person.
         self.poll_in = 0 if not self.untimed else -1
+        self.poll_skip = QUICK_RETRY  # how many decisions poll_in skips after the next poll that finds nothing
 
 
 class _Open:
@@ -449,7 +455,10 @@ class _Match:
                 if seat.poll_in == 0:
                     line = self.line_now(reader, QUICK_ANSWER_S)
                     if line is None:  # not a quick answer this time: wait as usual for a while
-                        seat.poll_in = QUICK_RETRY
+                        seat.poll_in = seat.poll_skip
+                        seat.poll_skip = min(2 * seat.poll_skip, QUICK_RETRY_MAX)
+                    else:
+                        seat.poll_skip = QUICK_RETRY
                 else:
                     line = self.line_now(reader)
                     if seat.poll_in > 0:

@@ -194,11 +194,10 @@ async def test_a_seat_that_answers_at_once_is_polled_for_every_answer(monkeypatc
         assert polls[bot.reader] == timing.decisions > 10
 
 
-async def test_a_seat_that_thinks_is_polled_once_in_quick_retry_plus_one_decisions(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_seat_that_thinks_is_polled_less_and_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
     # Seat 0 answers after a millisecond: past the poll's bound, so after each
-    # poll that finds nothing it is waited for as usual for QUICK_RETRY decisions.
+    # poll that finds nothing it is waited for as usual for QUICK_RETRY decisions,
+    # then twice as many, and so on.
     polls = _count_polls(monkeypatch)
     thinker = at_every_request(lambda rid: [0.001, answer(rid)])
     async with trio.open_nursery() as nursery:
@@ -209,7 +208,11 @@ async def test_a_seat_that_thinks_is_polled_once_in_quick_retry_plus_one_decisio
     assert record.result.terminations == []
     decisions = record.timings[0].decisions
     assert decisions > 30
-    assert polls[bots[0].reader] == -(-decisions // (referee.match.QUICK_RETRY + 1))  # the first, then every 9th
+    # Polls at decisions 1, 10, 27, 60, 125, ...: the gaps 8, 16, 32, ... skipped.
+    expected, at, skip = 0, 1, referee.match.QUICK_RETRY
+    while at <= decisions:
+        expected, at, skip = expected + 1, at + skip + 1, min(2 * skip, referee.match.QUICK_RETRY_MAX)
+    assert polls[bots[0].reader] == expected >= 3
 
 
 async def test_a_seat_whose_answers_alternate_quick_and_slow_costs_one_bounded_poll_in_quick_retry_plus_one(
@@ -247,3 +250,15 @@ async def test_a_seat_whose_answers_alternate_quick_and_slow_costs_one_bounded_p
     # Polled every time, half of them would find nothing.
     assert 1 <= len(empty_polls) <= decisions // (referee.match.QUICK_RETRY + 1) + 1 < decisions // 2
     assert max(empty_polls) < referee.match.QUICK_ANSWER_S + 0.002
+
+
+async def test_an_untimed_seat_is_never_polled_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A person at the terminal: no busy wait while they think, however fast they were.
+    polls = _count_polls(monkeypatch)
+    async with trio.open_nursery() as nursery:
+        bots = [PipeBot(pipe_passing, nursery, name=f"pipe{i}") for i in range(3)]
+        bots[1].untimed = True  # type: ignore[attr-defined]
+        record = await run_match(SPEC, bots)
+        nursery.cancel_scope.cancel()
+    assert record.result.terminations == [] and record.timings[1].decisions > 10
+    assert bots[1].reader not in polls and polls[bots[0].reader] == record.timings[0].decisions
