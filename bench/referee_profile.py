@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import trio
 
+from protocol.codec import LineReader
 from referee import match
 from referee.bots import load_bot
 from referee.games.vendetta import VendettaState
@@ -100,7 +101,7 @@ def main() -> None:
     match.decode_bot_message = timed("decode the answer (msgspec)", match.decode_bot_message)  # type: ignore[assignment]
     for name, label in [
         ("decision", "engine: decision"),
-        ("view", "engine: the seat's view"),
+        ("transient_view", "engine: the seat's view"),
         ("events_for", "engine: events for the seat"),
         ("apply", "engine: apply the action"),
     ]:
@@ -108,10 +109,13 @@ def main() -> None:
     BotProcess.send = timed_async("write (BotProcess.send: os.write, wakes the bot)", BotProcess.send)  # type: ignore[method-assign]
     BotProcess.readline = timed_async("wait and read (BotProcess.readline through Trio)", BotProcess.readline)  # type: ignore[method-assign]
     match._Match.line_now = timed(  # type: ignore[method-assign]
-        "read an answer already there (LineReader.pending_line: poll, read)", match._Match.line_now
+        "read an answer there or polled for (LineReader.line_within: poll, read)", match._Match.line_now
+    )
+    LineReader.quiet = timed(  # type: ignore[method-assign]
+        "look for unasked output before the request (poll)", LineReader.quiet
     )
     match._Match.check_unasked = timed(  # type: ignore[method-assign]
-        "look for unasked output before the request (poll)", match._Match.check_unasked
+        "read unasked output before the request", match._Match.check_unasked
     )
     cost = wrapper_cost_ns()
     decisions, total = trio.run(play, args.seconds)

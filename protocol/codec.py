@@ -48,6 +48,7 @@ __all__ = [
     "encode_message",
     "nesting_depth",
     "send_line",
+    "write_now",
 ]
 
 DEFAULT_MAX_LINE = 1 << 20  # 1 MiB
@@ -156,19 +157,29 @@ async def send_line(stream: trio.abc.SendStream, data: bytes) -> None:
     after the stream was closed, ``trio.BrokenResourceError`` when the reader is
     gone. When the write completes at once this is not a checkpoint.
     """
-    if type(stream) is trio.lowlevel.FdStream:
-        try:
-            written = os.write(stream.fileno(), data)
-        except BlockingIOError:
-            written = 0
-        except OSError as exc:
-            if exc.errno == errno.EBADF:  # closed: the stream's fd is -1
-                raise trio.ClosedResourceError("file was already closed") from None
-            raise trio.BrokenResourceError from exc
-        if written == len(data):
-            return
-        data = data[written:]
-    await stream.send_all(data)
+    if rest := write_now(stream, data):
+        await stream.send_all(rest)
+
+
+def write_now(stream: trio.abc.SendStream, data: bytes) -> bytes:
+    """What of ``data`` one non-blocking write could not put into ``stream`` at once (b"" for none of it).
+
+    Only a ``trio.lowlevel.FdStream`` is written here; any other stream gets
+    all of ``data`` back, for its ``send_all``. Raises as ``send_all`` would:
+    ``trio.ClosedResourceError`` after the stream was closed,
+    ``trio.BrokenResourceError`` when the reader is gone. Not a checkpoint.
+    """
+    if type(stream) is not trio.lowlevel.FdStream:
+        return data
+    try:
+        written = os.write(stream.fileno(), data)
+    except BlockingIOError:
+        written = 0
+    except OSError as exc:
+        if exc.errno == errno.EBADF:  # closed: the stream's fd is -1
+            raise trio.ClosedResourceError("file was already closed") from None
+        raise trio.BrokenResourceError from exc
+    return data[written:] if written else data
 
 
 class LineReader:
@@ -255,8 +266,9 @@ class LineReader:
         A busy wait, for a caller that expects the line within microseconds: a
         bot that answers at once is read by its next look at the pipe, where a
         wait through Trio's run loop (register, sleep, collect, reschedule)
-        would cost more CPU than the few looks. Never blocks; ``seconds`` bounds
-        how long the thread is held.
+        would cost more CPU than the few looks. Between looks the thread yields
+        the core to any other runnable process (the bot itself, on a busy
+        machine). Never sleeps; ``seconds`` bounds how long the thread is held.
         """
         line = self.pending_line()
         poll = self._poll
@@ -267,7 +279,23 @@ class LineReader:
             # Only the poll in the loop: the line is taken out once something has come.
             if poll.poll(0) and (line := self.pending_line()) is not None:
                 return line
+            # On a machine with more runnable processes than cores, the bot may be
+            # waiting for this very core: let it run rather than poll in its way.
+            os.sched_yield()
         return None
+
+    def quiet(self) -> bool:
+        """Nothing buffered and nothing in the pipe now (one ``poll``, no read): the usual
+        state between an answer and the next request, checked before each request."""
+        if self._buffer:
+            return False
+        pipe = self._pipe
+        if pipe is None or (fd := pipe.fileno()) < 0:
+            return True  # nothing to read now; readline reports a closed stream
+        if fd != self._poll_fd:
+            self._register(fd)
+        assert self._poll is not None
+        return not self._poll.poll(0)
 
     @property
     def partial(self) -> bool:
@@ -282,9 +310,7 @@ class LineReader:
         if fd < 0:
             return b""
         if self._poll_fd != fd:
-            self._poll = select.poll()
-            self._poll.register(fd, select.POLLIN)
-            self._poll_fd = fd
+            self._register(fd)
         assert self._poll is not None
         if not self._poll.poll(0):
             return b""
@@ -292,6 +318,12 @@ class LineReader:
             return os.read(fd, size)
         except OSError:  # nothing after all, or broken: readline reports what is wrong
             return b""
+
+    def _register(self, fd: int) -> None:
+        """Poll ``fd`` from now on (the pipe's descriptor, which changes only if it is replaced)."""
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+        self._poll_fd = fd
 
     async def _read_pipe(self, size: int) -> bytes:
         """``receive_some`` for a pipe: wait until readable, then read."""

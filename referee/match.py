@@ -243,6 +243,7 @@ class _Match:
         # The shortest budget a request can have: no request opened from now on ends sooner.
         self.min_budget_s = max(0.001, (settings.time.move_ms + settings.margin_ms) / 1000)
         self.allowance_s = settings.time.move_ms / 1000
+        self.move_ms = settings.time.move_ms
         self.margin_s = settings.margin_ms / 1000
         # trio.current_time() without its lookup of the run: the same clock, read directly.
         self.now: Callable[[], float] = trio.lowlevel.current_clock().current_time
@@ -432,7 +433,9 @@ class _Match:
         budget = math.inf if untimed else self.allowance_s + seat.bank_s + self.margin_s
         data = encode_message(request)
         now = self.now()
-        deadline = min(now + budget, self.wall_deadline)
+        deadline = now + budget
+        if deadline > self.wall_deadline:  # noqa: PLR1730 - a comparison costs less than a call to min
+            deadline = self.wall_deadline
         self.open = open_ = _Open(seat, request.id, deadline, budget)
         # Only when it is sooner (a seat with less bank left): setting a scope's
         # deadline costs microseconds, the comparison nothing.
@@ -441,7 +444,10 @@ class _Match:
         reader = seat.reader
         try:
             if reader is not None:
-                self.check_unasked(seat, request.id)
+                if reader.quiet():
+                    seat.early = False
+                else:
+                    self.check_unasked(seat, request.id)
             await seat.bot.send(data)
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
@@ -590,22 +596,25 @@ class _Match:
 
     async def play_decision(self) -> bool:
         """Ask for and apply one decision; False when the game is over."""
-        decision = self.state.decision()
+        state = self.state
+        decision = state.decision()
         if decision is None:
             return False
-        seat = self.seats[decision.seat]
+        index = decision.seat
+        seat = self.seats[index]
+        events_so_far = self.events
         self.request_id += 1
         request: Request[Any, Any, Any] = Request(
             id=self.request_id,
             decision=decision.kind,
-            view=self.state.transient_view(seat.index),  # encoded in ask, before the state changes again
-            events=self.state.events_for(seat.index, self.events[seat.seen :]),
+            view=state.transient_view(index),  # encoded in ask, before the state changes again
+            events=state.events_for(index, events_so_far[seat.seen :]),
             options=decision.options,
             constraints=decision.constraints,
-            time_ms=self.settings.time.move_ms,
+            time_ms=self.move_ms,
             bank_ms=round(seat.bank_s * 1000),
         )
-        seat.seen = len(self.events)
+        seat.seen = len(events_so_far)
         try:
             action, raw, elapsed = await self.ask(seat, request)
         except BotError as error:
@@ -613,7 +622,7 @@ class _Match:
             return True
         substituted = False
         try:
-            events = self.state.apply(seat.index, action)
+            events = state.apply(index, action)
         except IllegalAction as exc:
             if not await self.reject(seat, request.id, raw, exc, elapsed):
                 return True
