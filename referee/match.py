@@ -315,8 +315,14 @@ class _Match:
         deadline = trio.current_time() + (self.settings.time.startup_ms + self.settings.margin_ms) / 1000
         with trio.move_on_at(deadline) as scope:
             await seat.bot.send(encode_message(start))
+            # A warm bot says ready at once: polled for as its answers are (QUICK_ANSWER_S).
+            first: BotMessage | None = None
+            if seat.reader is not None and seat.poll_in == 0:
+                line = self.line_now(seat.reader, QUICK_ANSWER_S)
+                first = self.decode(line) if line is not None else None
             while True:
-                message = await self.read_message(seat, 0)
+                message = await self.read_message(seat, 0, first)
+                first = None
                 if isinstance(message, Ready):
                     seat.logs = 0
                     return
