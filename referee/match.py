@@ -15,9 +15,11 @@ cancels that scope only when the request is really overdue.
 An answer that is already in the pipe when the request has been written (the
 bot ran while the referee was preempted, or answered on another core) is taken
 without a trip through Trio's scheduler, which costs as much as the rest of a
-decision. So that one match cannot hold the Trio thread while its bots answer
-at once, a match yields to the other tasks once it has run ``FAIR_SLICE_S``
-since its last wait (``_Match.ask``).
+decision; so is one that comes within ``QUICK_ANSWER_S`` from a bot whose
+previous answer came as fast (the referee polls its pipe for it). So that one
+match cannot hold the Trio thread while its bots answer at once, a match
+yields to the other tasks once it has run ``FAIR_SLICE_S`` since its last wait
+(``_Match.ask``).
 
 Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
 plays its turns as passes from then on), the reason is recorded, and the other
