@@ -681,12 +681,18 @@ class _Match:
     async def finish(self) -> Result:
         result = result_of(self.state.outcome(), self.terminations)
 
-        async def tell(seat: _Seat) -> None:
+        # One grace period for all the seats, told one after the other: a write
+        # the pipe takes at once is not a checkpoint, so only a bot that does
+        # not read can hold the others up, and only until the shared deadline.
+        deadline = trio.current_time() + self.settings.grace_ms / 1000
+        for seat in self.seats:
+            if not seat.active:
+                continue
             # Output after the seat's last answer other than log lines is never
             # read as part of this game; the process is then not reused, so it
             # cannot reach the next game either.
             unasked = False
-            if seat.reader is not None:
+            if seat.reader is not None and not seat.reader.quiet():
                 try:
                     self.check_unasked(seat, 0)
                 except BotError:
@@ -697,18 +703,13 @@ class _Match:
                 result=result,
                 events=self.state.events_for(seat.index, self.events[seat.seen :]),
             )
-            with trio.move_on_after(self.settings.grace_ms / 1000):
+            with trio.move_on_at(deadline):
                 try:
                     await seat.bot.send(encode_message(end))
                 except BotError:
                     pass
             if unasked:
                 await seat.bot.kill()
-
-        async with trio.open_nursery() as nursery:
-            for seat in self.seats:
-                if seat.active:
-                    nursery.start_soon(tell, seat)
         return result
 
 

@@ -216,3 +216,27 @@ async def test_wrong_table_size_and_unknown_variant_are_caller_errors() -> None:
         await run_match(SPEC, [passer(), passer()])
     with pytest.raises(ValueError, match="control"):
         await run_match(MatchSpec(game="vendetta", seed=1, variants={"control": "most"}), [passer()] * 3)
+
+
+class _DeafAtTheEnd(ScriptedBot):
+    """Plays the game, then stops reading its input: the write of ``end`` never completes."""
+
+    async def send(self, data: bytes) -> None:
+        if data.startswith(b'{"type":"end"'):
+            await trio.sleep_forever()
+        await super().send(data)
+
+
+@pytest.mark.parametrize("deaf_seat", [0, 2])
+async def test_a_bot_that_stops_reading_at_the_end_holds_the_others_end_for_at_most_one_grace_period(
+    deaf_seat: int, autojump_clock: Any
+) -> None:
+    bots = [passer() for _ in range(3)]
+    bots[deaf_seat] = _DeafAtTheEnd(passing, name="deaf")
+    began = trio.current_time()
+    record = await run_match(MatchSpec(game="vendetta", seed=5), bots, RefereeSettings(grace_ms=300))
+    assert record.result.terminations == []
+    assert 0.3 <= trio.current_time() - began < 0.6  # one grace period, not one per seat
+    for seat, bot in enumerate(bots):
+        if seat != deaf_seat:
+            assert bot.received[-1]["type"] == "end" and bot.received[-1]["seat"] == seat
