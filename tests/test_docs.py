@@ -244,58 +244,68 @@ def _run(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _workspace_with_files(check: Check, base: Path) -> Path:
+def _workspace_with_files(files: dict[str, str], base: Path) -> Path:
     work = _workspace(base)
-    for name, source in check.files.items():
+    for name, source in files.items():
         doc, heading = source.split("#", 1)
         (work / name).write_text(toml_block_after(ROOT / doc, heading), encoding="utf-8")
     return work
 
 
-_BEFORE_RUNS: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Path, Path]] = {}
-"""(the block run first, the files) -> (the folder it ran in, a copy of that folder as it left it)."""
+_RUNS: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Path, Path, subprocess.CompletedProcess[str]]] = {}
+"""(a block's key, the files) -> (the folder it ran in, a copy of it as the run left it, the run)."""
+
+_FIRST_BLOCKS = {check.before for check in BLOCKS.values() if check.before}
+"""The blocks others need run first: each runs once, for its own test and theirs."""
 
 
-def _workspace_after_before(check: Check, root: Path) -> Path:
-    """A workspace in which ``check.before`` has run, run once for all the blocks that need the same.
+def _run_once(key: str, files: dict[str, str], root: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The folder in which the block of ``key`` ran (with ``files`` written first), as the run left it, and the run.
 
-    A tournament's store keeps its entrants' absolute folders, so the folder it
-    ran in is the one handed back: restored from the copy taken right after the
-    run, so each block sees it as the first command left it.
+    The block runs once per session. A tournament's store keeps its entrants'
+    absolute folders, so the folder it ran in is the one handed back, restored
+    from the copy taken right after the run: each caller sees it as the block left it.
     """
-    key = (check.before, tuple(sorted(check.files.items())))
-    if key in _BEFORE_RUNS:
-        work, pristine = _BEFORE_RUNS[key]
+    cache_key = (key, tuple(sorted(files.items())))
+    if cache_key in _RUNS:
+        work, as_left, ran = _RUNS[cache_key]
         shutil.rmtree(work)
-        shutil.copytree(pristine, work, symlinks=True)
-        return work
-    base = root / f"before-{len(_BEFORE_RUNS)}"
+        shutil.copytree(as_left, work, symlinks=True)
+        return work, ran
+    base = root / f"run-{len(_RUNS)}"
     base.mkdir()
-    work = _workspace_with_files(check, base)
-    (first,) = [b for b in ALL_BLOCKS if key_of(b) == check.before]
-    ran = _run(_script(first, BLOCKS[check.before]), work)
-    assert ran.returncode == 0, ran.stderr
-    pristine = base / "as-left"
-    shutil.copytree(work, pristine, symlinks=True)
-    _BEFORE_RUNS[key] = (work, pristine)
-    return work
+    work = _workspace_with_files(files, base)
+    (block,) = [b for b in ALL_BLOCKS if key_of(b) == key]
+    ran = _run(_script(block, BLOCKS[key]), work)
+    as_left = base / "as-left"
+    shutil.copytree(work, as_left, symlinks=True)
+    _RUNS[cache_key] = (work, as_left, ran)
+    return work, ran
 
 
 @pytest.fixture(scope="module")
-def before_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("before-runs")
+def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("shared-runs")
 
 
 @pytest.mark.parametrize("block", _params())
-def test_every_command_in_the_docs_runs(block: Block, tmp_path: Path, before_runs: Path) -> None:
+def test_every_command_in_the_docs_runs(block: Block, tmp_path: Path, shared_runs: Path) -> None:
     check = BLOCKS[key_of(block)]
     if check.skip:
         pytest.skip(check.skip)
     missing = [tool for tool in check.tools if shutil.which(tool) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
-    work = _workspace_after_before(check, before_runs) if check.before else _workspace_with_files(check, tmp_path)
-    done = _run(_script(block, check), work)
+    key = key_of(block)
+    if key in _FIRST_BLOCKS:
+        _, done = _run_once(key, check.files, shared_runs)
+    else:
+        if check.before:
+            work, first = _run_once(check.before, check.files, shared_runs)
+            assert first.returncode == 0, first.stderr
+        else:
+            work = _workspace_with_files(check.files, tmp_path)
+        done = _run(_script(block, check), work)
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"{block.name} failed (exit {done.returncode}):\n{output[-3000:]}"
     assert "Traceback" not in output, output[-3000:]
