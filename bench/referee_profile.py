@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT))
 
 import trio
 
-from protocol.codec import LineReader
 from referee import match
 from referee.bots import load_bot
 from referee.games.vendetta import VendettaState
@@ -111,11 +110,8 @@ def main() -> None:
     match._Match.line_now = timed(  # type: ignore[method-assign]
         "read an answer there or polled for (LineReader.line_within: poll, read)", match._Match.line_now
     )
-    LineReader.quiet = timed(  # type: ignore[method-assign]
-        "look for unasked output before the request (poll)", LineReader.quiet
-    )
     match._Match.check_unasked = timed(  # type: ignore[method-assign]
-        "read unasked output before the request", match._Match.check_unasked
+        "look for unasked output before the request (poll)", match._Match.check_unasked
     )
     cost = wrapper_cost_ns()
     decisions, total = trio.run(play, args.seconds)

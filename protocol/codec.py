@@ -48,7 +48,6 @@ __all__ = [
     "encode_message",
     "nesting_depth",
     "send_line",
-    "write_now",
 ]
 
 DEFAULT_MAX_LINE = 1 << 20  # 1 MiB
@@ -157,29 +156,19 @@ async def send_line(stream: trio.abc.SendStream, data: bytes) -> None:
     after the stream was closed, ``trio.BrokenResourceError`` when the reader is
     gone. When the write completes at once this is not a checkpoint.
     """
-    if rest := write_now(stream, data):
-        await stream.send_all(rest)
-
-
-def write_now(stream: trio.abc.SendStream, data: bytes) -> bytes:
-    """What of ``data`` one non-blocking write could not put into ``stream`` at once (b"" for none of it).
-
-    Only a ``trio.lowlevel.FdStream`` is written here; any other stream gets
-    all of ``data`` back, for its ``send_all``. Raises as ``send_all`` would:
-    ``trio.ClosedResourceError`` after the stream was closed,
-    ``trio.BrokenResourceError`` when the reader is gone. Not a checkpoint.
-    """
-    if type(stream) is not trio.lowlevel.FdStream:
-        return data
-    try:
-        written = os.write(stream.fileno(), data)
-    except BlockingIOError:
-        written = 0
-    except OSError as exc:
-        if exc.errno == errno.EBADF:  # closed: the stream's fd is -1
-            raise trio.ClosedResourceError("file was already closed") from None
-        raise trio.BrokenResourceError from exc
-    return data[written:] if written else data
+    if type(stream) is trio.lowlevel.FdStream:
+        try:
+            written = os.write(stream.fileno(), data)
+        except BlockingIOError:
+            written = 0
+        except OSError as exc:
+            if exc.errno == errno.EBADF:  # closed: the stream's fd is -1
+                raise trio.ClosedResourceError("file was already closed") from None
+            raise trio.BrokenResourceError from exc
+        if written == len(data):
+            return
+        data = data[written:]
+    await stream.send_all(data)
 
 
 class LineReader:
@@ -271,31 +260,21 @@ class LineReader:
         machine). Never sleeps; ``seconds`` bounds how long the thread is held.
         """
         line = self.pending_line()
-        poll = self._poll
-        if line is not None or poll is None or self._pipe is None or self._pipe.fileno() != self._poll_fd:
+        if line is not None or self._pipe is None:
             return line
         limit = clock() + seconds
         while clock() < limit:
-            # Only the poll in the loop: the line is taken out once something has come.
-            if poll.poll(0) and (line := self.pending_line()) is not None:
-                return line
             # On a machine with more runnable processes than cores, the bot may be
             # waiting for this very core: let it run rather than poll in its way.
             os.sched_yield()
+            if (line := self.pending_line()) is not None:
+                return line
         return None
 
     def quiet(self) -> bool:
         """Nothing buffered and nothing in the pipe now (one ``poll``, no read): the usual
         state between an answer and the next request, checked before each request."""
-        if self._buffer:
-            return False
-        pipe = self._pipe
-        if pipe is None or (fd := pipe.fileno()) < 0:
-            return True  # nothing to read now; readline reports a closed stream
-        if fd != self._poll_fd:
-            self._register(fd)
-        assert self._poll is not None
-        return not self._poll.poll(0)
+        return not self._buffer and self._ready_fd() < 0
 
     @property
     def partial(self) -> bool:
@@ -304,26 +283,26 @@ class LineReader:
 
     def _read_now(self, size: int) -> bytes:
         """What the pipe holds now, up to ``size`` bytes; b"" when it holds nothing (or is closed)."""
-        if self._pipe is None:
-            return b""
-        fd = self._pipe.fileno()
+        fd = self._ready_fd()
         if fd < 0:
-            return b""
-        if self._poll_fd != fd:
-            self._register(fd)
-        assert self._poll is not None
-        if not self._poll.poll(0):
             return b""
         try:
             return os.read(fd, size)
         except OSError:  # nothing after all, or broken: readline reports what is wrong
             return b""
 
-    def _register(self, fd: int) -> None:
-        """Poll ``fd`` from now on (the pipe's descriptor, which changes only if it is replaced)."""
-        self._poll = select.poll()
-        self._poll.register(fd, select.POLLIN)
-        self._poll_fd = fd
+    def _ready_fd(self) -> int:
+        """The pipe's descriptor if it has something to read now (one ``poll``), else -1 (also with no pipe, or a closed one)."""
+        pipe = self._pipe
+        if pipe is None or (fd := pipe.fileno()) < 0:
+            return -1
+        if fd != self._poll_fd:
+            # A new descriptor (the pipe was replaced, or this is the first look): poll it from now on.
+            self._poll = select.poll()
+            self._poll.register(fd, select.POLLIN)
+            self._poll_fd = fd
+        assert self._poll is not None
+        return fd if self._poll.poll(0) else -1
 
     async def _read_pipe(self, size: int) -> bytes:
         """``receive_some`` for a pipe: wait until readable, then read."""

@@ -387,6 +387,21 @@ class _Match:
         except ProtocolViolation as exc:
             raise BotProtocolError(str(exc)) from None
 
+    def answer_now(self, seat: _Seat, reader: LineReader) -> bytes | None:
+        """The seat's next line if it is there now or, when the seat is polled for, within
+        ``QUICK_ANSWER_S``; else None. Keeps the seat's poll schedule (``QUICK_RETRY``)."""
+        if seat.poll_in != 0:  # waited for as usual for now (-1: never polled for)
+            if seat.poll_in > 0:
+                seat.poll_in -= 1
+            return self.line_now(reader)
+        line = self.line_now(reader, QUICK_ANSWER_S)
+        if line is None:  # not a quick answer this time: wait as usual for a while
+            seat.poll_in = seat.poll_skip
+            seat.poll_skip = min(2 * seat.poll_skip, QUICK_RETRY_MAX)
+        else:
+            seat.poll_skip = QUICK_RETRY
+        return line
+
     def check_unasked(self, seat: _Seat, next_request: int) -> None:
         """Read what the seat sent since its last answer, before ``next_request`` goes out.
 
@@ -397,6 +412,9 @@ class _Match:
         """
         reader = seat.reader
         assert reader is not None
+        if reader.quiet():  # the usual case: one poll, nothing to read
+            seat.early = False
+            return
         while True:
             try:
                 line = reader.pending_line()
@@ -452,10 +470,7 @@ class _Match:
         reader = seat.reader
         try:
             if reader is not None:
-                if reader.quiet():
-                    seat.early = False
-                else:
-                    self.check_unasked(seat, request.id)
+                self.check_unasked(seat, request.id)
             await seat.bot.send(data)
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
@@ -465,20 +480,8 @@ class _Match:
             # and no pass through Trio's scheduler unless this match has held the
             # thread for its slice.
             first: BotMessage | None = None
-            if reader is not None:
-                if seat.poll_in == 0:
-                    line = self.line_now(reader, QUICK_ANSWER_S)
-                    if line is None:  # not a quick answer this time: wait as usual for a while
-                        seat.poll_in = seat.poll_skip
-                        seat.poll_skip = min(2 * seat.poll_skip, QUICK_RETRY_MAX)
-                    else:
-                        seat.poll_skip = QUICK_RETRY
-                else:
-                    line = self.line_now(reader)
-                    if seat.poll_in > 0:
-                        seat.poll_in -= 1
-                if line is not None:
-                    first = self.decode(line)
+            if reader is not None and (line := self.answer_now(seat, reader)) is not None:
+                first = self.decode(line)
             if isinstance(first, Action) and not seat.early:
                 message: Ready | Action[msgspec.Raw] = first
                 end = self.now()
@@ -692,7 +695,7 @@ class _Match:
             # read as part of this game; the process is then not reused, so it
             # cannot reach the next game either.
             unasked = False
-            if seat.reader is not None and not seat.reader.quiet():
+            if seat.reader is not None:
                 try:
                     self.check_unasked(seat, 0)
                 except BotError:

@@ -26,7 +26,7 @@ from typing import Protocol
 
 import trio
 
-from protocol.codec import LineReader, StreamClosed, write_now
+from protocol.codec import LineReader, StreamClosed, send_line
 from referee.bots import BotSpec
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
 from referee.sandbox import Launch, kill_strays, prepare_launch
@@ -288,13 +288,9 @@ class BotProcess:
 
     async def send(self, data: bytes) -> None:
         """Write one encoded message; BotCrashed if the bot no longer reads."""
-        stdin = self.process.stdin
-        assert stdin is not None
+        assert self.process.stdin is not None
         try:
-            # One write and no trip through the scheduler when the pipe has room (send_line, inlined:
-            # this is every request's write).
-            if rest := write_now(stdin, data):
-                await stdin.send_all(rest)
+            await send_line(self.process.stdin, data)  # one write, no scheduler trip, when the pipe has room
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise await self.crash_error("stopped reading its input") from None
 
