@@ -124,6 +124,8 @@ CASES = [
     Case("closes_stderr", None, "", level="none"),
     Case("closes_stderr", None, ""),
     Case("closes_stderr", None, "", level="strict"),
+    Case("trickle", None, "hostile: trickling every other line", level="none"),
+    Case("trickle", None, "hostile: trickling every other line"),
     Case("net_probe", None, "hostile: no network"),
     Case("net_probe", None, "hostile: no network", level="strict"),
     Case("write_outside", None, "hostile:", check=_nothing_written_outside),
