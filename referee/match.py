@@ -18,7 +18,7 @@ without a trip through Trio's scheduler, which costs as much as the rest of a
 decision; so is one that comes within ``QUICK_ANSWER_S`` from a bot whose
 previous answer came as fast (the referee polls its pipe for it). So that one
 match cannot hold the Trio thread while its bots answer at once, a match
-yields to the other tasks once it has run ``FAIR_SLICE_S`` since its last wait
+yields to the other tasks once it has run ``FAIR_SLICE_S`` of CPU since its last wait
 (``_Match.ask``).
 
 Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
@@ -73,15 +73,16 @@ from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
 __all__ = ["BotChannel", "MatchRecord", "MatchSpec", "Replace", "SeatTiming", "result_of", "run_match"]
 
-FAIR_SLICE_S = 0.000_25
+FAIR_SLICE_S = 0.000_5
 """The longest a match runs decisions whose answers were already there before it lets the other tasks run.
 
-A quarter of a millisecond is a few decisions: what a task yielding once per
-decision would hold the thread for, so the other games' answers wait no longer
-to be read than when every answer needed a wait. It is counted in the thread's
-CPU time once it has passed in wall time: while the process is preempted (by
-the bots it wakes, on a busy machine) no task runs, whoever holds the thread,
-so that time is not this match's to give back."""
+Counted in the thread's CPU time since the match last waited or yielded: while
+the process is preempted (by the bots it wakes, on a busy machine) no task
+runs, whoever holds the thread, so that time is not this match's to give back.
+Half a millisecond is about a dozen decisions against bots that answer at once:
+the other games' answers wait that much longer to be read at the most, far
+below the harness margin on every deadline (``margin_ms``), while a yield,
+which costs as much as a third of a decision, comes once per dozen decisions."""
 
 QUICK_ANSWER_S = 0.000_05
 """How long the referee polls the pipe of a seat that answers at once before it waits for it.
@@ -249,8 +250,11 @@ class _Match:
         self.margin_s = settings.margin_ms / 1000
         # trio.current_time() without its lookup of the run: the same clock, read directly.
         self.now: Callable[[], float] = trio.lowlevel.current_clock().current_time
-        self.slice_start = self.now()  # when this match last let the other tasks run (FAIR_SLICE_S)
-        self.slice_cpu = -1.0  # the thread's CPU time then; read only once the wall slice is over (a system call)
+        # The slice (FAIR_SLICE_S) began at the thread CPU time slice_cpu. The CPU
+        # clock is a system call, the wall clock is not and runs no slower: the
+        # slice cannot be over before the wall time slice_due.
+        self.slice_cpu = time.thread_time()
+        self.slice_due = self.now() + FAIR_SLICE_S
 
     # --- records -----------------------------------------------------------
 
@@ -373,12 +377,19 @@ class _Match:
         if self.replay is not None:
             self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
 
-    def slice_cpu_spent(self) -> float:
-        """CPU time the thread has used since the slice's CPU clock was first read (then 0)."""
-        now = time.thread_time()
-        if self.slice_cpu < 0:
-            self.slice_cpu = now
-        return now - self.slice_cpu
+    async def keep_slice(self, now: float) -> None:
+        """Let the other tasks run if this match has held the thread for its slice (``FAIR_SLICE_S``); ``now`` is past ``slice_due``."""
+        spent = time.thread_time() - self.slice_cpu
+        if spent < FAIR_SLICE_S:
+            self.slice_due = now + (FAIR_SLICE_S - spent)  # the soonest the CPU clock can get there
+            return
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        self.new_slice()
+
+    def new_slice(self) -> None:
+        """The match has just waited or yielded: its slice starts again."""
+        self.slice_cpu = time.thread_time()
+        self.slice_due = self.now() + FAIR_SLICE_S
 
     def line_now(self, reader: LineReader, seconds: float = 0.0) -> bytes | None:
         """The seat's next line if all of it is there now or within ``seconds`` (polled), without waiting; else None."""
@@ -485,13 +496,12 @@ class _Match:
             if isinstance(first, Action) and not seat.early:
                 message: Ready | Action[msgspec.Raw] = first
                 end = self.now()
-                if end - self.slice_start >= FAIR_SLICE_S and self.slice_cpu_spent() >= FAIR_SLICE_S:
-                    await trio.lowlevel.cancel_shielded_checkpoint()
-                    self.slice_start, self.slice_cpu = self.now(), -1.0
+                if end >= self.slice_due:
+                    await self.keep_slice(end)
             else:
                 message = await self.read_message(seat, request.id, first)
-                end = self.slice_start = self.now()
-                self.slice_cpu = -1.0
+                end = self.now()
+                self.new_slice()
         except BotError:
             # Overdue as well (the watchdog ran first in the same tick): the timeout counts.
             if open_.expired:

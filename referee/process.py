@@ -26,7 +26,7 @@ from typing import Protocol
 
 import trio
 
-from protocol.codec import LineReader, StreamClosed, send_line
+from protocol.codec import LineReader, StreamClosed, write_now
 from referee.bots import BotSpec
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
 from referee.sandbox import Launch, kill_strays, prepare_launch
@@ -288,9 +288,12 @@ class BotProcess:
 
     async def send(self, data: bytes) -> None:
         """Write one encoded message; BotCrashed if the bot no longer reads."""
-        assert self.process.stdin is not None
+        stdin = self.process.stdin
+        assert stdin is not None
         try:
-            await send_line(self.process.stdin, data)  # one write, no scheduler trip, when the pipe has room
+            # One write and no scheduler trip when the pipe has room (the usual case).
+            if rest := write_now(stdin, data):
+                await stdin.send_all(rest)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise await self.crash_error("stopped reading its input") from None
 

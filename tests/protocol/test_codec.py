@@ -10,6 +10,7 @@ import time
 import msgspec
 import pytest
 import trio
+import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ from protocol.codec import (
     StreamClosed,
     decode_bot_message,
     encode_message,
+    write_now,
 )
 from protocol.messages import Action, Log, Ready
 
@@ -192,3 +194,55 @@ def test_pending_line_takes_a_read_of_exactly_one_line_and_of_two_lines_alike() 
     assert [reader.pending_line(), reader.pending_line(), reader.pending_line()] == [b"two", b"three", None]
     assert reader.bytes_read == len(b"one\ntwo\nthree\n") and not reader.partial
     os.close(write_fd)
+
+
+def _pipe_writer() -> tuple[trio.lowlevel.FdStream, int]:
+    """A Trio stream on a pipe's write end (non-blocking, as the referee's), and the read end."""
+    read_fd, write_fd = os.pipe()
+    return trio.lowlevel.FdStream(write_fd), read_fd
+
+
+def test_write_now_writes_a_line_the_pipe_has_room_for_and_leaves_nothing() -> None:
+    async def main() -> None:
+        stream, read_fd = _pipe_writer()
+        assert write_now(stream, b"one line\n") == b""
+        assert os.read(read_fd, 100) == b"one line\n"
+        await stream.aclose()
+        os.close(read_fd)
+
+    trio.run(main)
+
+
+def test_write_now_returns_what_a_full_pipe_did_not_take_without_waiting() -> None:
+    async def main() -> None:
+        stream, read_fd = _pipe_writer()
+        data = bytes(range(256)) * 2048  # 512 KiB: more than a pipe holds
+        began = time.perf_counter()
+        rest = write_now(stream, data)
+        assert time.perf_counter() - began < 1.0
+        assert 0 < len(rest) < len(data) and data.endswith(rest)
+        assert write_now(stream, rest) == rest  # full: nothing more goes in
+        taken = len(data) - len(rest)
+        assert len(os.read(read_fd, taken + 1)) <= taken  # what it wrote is what the reader gets
+        await stream.aclose()
+        os.close(read_fd)
+
+    trio.run(main)
+
+
+def test_write_now_on_a_closed_stream_or_to_a_gone_reader_raises_send_alls_errors() -> None:
+    async def main() -> None:
+        stream, read_fd = _pipe_writer()
+        os.close(read_fd)
+        with pytest.raises(trio.BrokenResourceError):
+            write_now(stream, b"line\n")
+        await stream.aclose()
+        with pytest.raises(trio.ClosedResourceError):
+            write_now(stream, b"line\n")
+
+    trio.run(main)
+
+
+def test_write_now_leaves_a_stream_that_is_not_a_pipe_to_send_all() -> None:
+    send, _receive = trio.testing.memory_stream_pair()
+    assert write_now(send, b"line\n") == b"line\n"

@@ -169,6 +169,29 @@ async def test_the_slice_counts_the_threads_cpu_time_not_time_it_was_preempted(m
     assert yields == 0
 
 
+async def test_the_cpu_clock_is_read_only_when_the_wall_clock_says_the_slice_may_be_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The thread's CPU clock is a system call. It stands still here, so each read
+    # finds nothing spent, and the slice cannot end before another whole slice
+    # of wall time has passed: the CPU clock is read about once per slice of the
+    # match's wall time (and at its waits), not once per decision.
+    slice_s = 0.005
+    monkeypatch.setattr(referee.match, "FAIR_SLICE_S", slice_s)
+    reads = 0
+
+    def standing_still() -> float:
+        nonlocal reads
+        reads += 1
+        return 1.0
+
+    monkeypatch.setattr(referee.match.time, "thread_time", standing_still)
+    record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
+    decisions = sum(t.decisions for t in record.timings)
+    assert record.result.terminations == [] and decisions > 100
+    assert reads <= record.seconds / slice_s + 2 < decisions / 2
+
+
 def _count_polls(monkeypatch: pytest.MonkeyPatch) -> dict[LineReader, int]:
     """How many times each reader was polled for a quick answer (line_within with a bound)."""
     polls: dict[LineReader, int] = {}
