@@ -243,6 +243,8 @@ class _Match:
         self.open: _Open | None = None  # the request being waited on
         self.loop_scope = trio.CancelScope()  # the decision loop's; the watchdog cancels it on a timeout
         self.alarm = trio.CancelScope()  # the watchdog's sleep; its deadline is the next check
+        self.alarm_at = math.inf  # that deadline: a scope's deadline is a property, this a plain read
+        self.request_slot = _Open(self.seats[0], 0, math.inf, math.inf)  # self.open, refilled for each request
         # The shortest budget a request can have: no request opened from now on ends sooner.
         self.min_budget_s = max(0.001, (settings.time.move_ms + settings.margin_ms) / 1000)
         self.allowance_s = settings.time.move_ms / 1000
@@ -473,11 +475,20 @@ class _Match:
         deadline = now + budget
         if deadline > self.wall_deadline:  # noqa: PLR1730 - a comparison costs less than a call to min
             deadline = self.wall_deadline
-        self.open = open_ = _Open(seat, request.id, deadline, budget)
+        # One request is open at a time: its record is refilled rather than made anew.
+        open_ = self.request_slot
+        open_.seat, open_.request, open_.deadline, open_.budget, open_.expired = (
+            seat,
+            request.id,
+            deadline,
+            budget,
+            False,
+        )
+        self.open = open_
         # Only when it is sooner (a seat with less bank left): setting a scope's
         # deadline costs microseconds, the comparison nothing.
-        if deadline < self.alarm.deadline:  # noqa: PLR1730
-            self.alarm.deadline = deadline
+        if deadline < self.alarm_at:
+            self.alarm.deadline = self.alarm_at = deadline
         reader = seat.reader
         try:
             if reader is not None:
@@ -529,7 +540,7 @@ class _Match:
                 )
             raise BotProtocolError(f"answered request {quote(message.id)}, the open request is {request.id}")
         seat.answered, seat.logs = request.id, 0
-        if seat.reader is not None and seat.reader.partial:
+        if reader is not None and reader.partial:
             self.check_second_answer(seat, request.id)
         try:
             action = self.action_decoder.decode(message.action)
@@ -542,7 +553,9 @@ class _Match:
     async def play(self) -> None:
         """Every decision until the game is over, with ``watchdog`` keeping the deadlines."""
         async with trio.open_nursery() as nursery:
-            await nursery.start(self.watchdog)
+            # Started soon, not awaited: it first runs at this task's first wait
+            # (only then can a request be overdue) and reads the open request then.
+            nursery.start_soon(self.watchdog)
             while True:
                 with trio.CancelScope() as self.loop_scope:
                     while await self.play_decision():
@@ -566,7 +579,7 @@ class _Match:
             )
         await self.fail(seat, error, open_.request)
 
-    async def watchdog(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    async def watchdog(self) -> None:
         """Cancel the decision loop when the open request is overdue.
 
         Sleeps until the open request's deadline or, with none open (or one
@@ -575,7 +588,6 @@ class _Match:
         than the open one, and then ``ask`` moves the alarm forward. So the
         watchdog wakes about once per decision allowance, not once per decision.
         """
-        started = False
         while True:
             now = trio.current_time()
             open_ = self.open
@@ -588,10 +600,8 @@ class _Match:
                 alarm = now + self.min_budget_s
                 if now < self.wall_deadline < alarm:
                     alarm = self.wall_deadline
+            self.alarm_at = alarm
             with trio.CancelScope(deadline=alarm) as self.alarm:
-                if not started:
-                    started = True
-                    task_status.started()
                 await trio.sleep_forever()
 
     def record_events(self, events: list[msgspec.Struct]) -> None:
@@ -693,36 +703,46 @@ class _Match:
 
     async def finish(self) -> Result:
         result = result_of(self.state.outcome(), self.terminations)
-
-        # One grace period for all the seats, told one after the other: a write
-        # the pipe takes at once is not a checkpoint, so only a bot that does
-        # not read can hold the others up, and only until the shared deadline.
-        deadline = trio.current_time() + self.settings.grace_ms / 1000
+        ends: list[tuple[_Seat, bytes]] = []
+        unasked: list[_Seat] = []
         for seat in self.seats:
             if not seat.active:
                 continue
             # Output after the seat's last answer other than log lines is never
             # read as part of this game; the process is then not reused, so it
             # cannot reach the next game either.
-            unasked = False
             if seat.reader is not None:
                 try:
                     self.check_unasked(seat, 0)
                 except BotError:
-                    unasked = True
+                    unasked.append(seat)
             end = End(
                 match=self.match_id,
                 seat=seat.index,
                 result=result,
                 events=self.state.events_for(seat.index, self.events[seat.seen :]),
             )
+            ends.append((seat, encode_message(end)))
+
+        # One grace period for all the seats, told one after the other: a write
+        # the pipe takes at once is not a checkpoint, so only a bot that does
+        # not read can hold the others up, and only until the shared deadline.
+        # A cancel scope costs as much as a few decisions: one is opened for all
+        # the seats, and another after each seat whose write it ended (the seats
+        # after it are still told what their pipes take at once).
+        deadline = trio.current_time() + self.settings.grace_ms / 1000
+        told = 0
+        while told < len(ends):
             with trio.move_on_at(deadline):
-                try:
-                    await seat.bot.send(encode_message(end))
-                except BotError:
-                    pass
-            if unasked:
-                await seat.bot.kill()
+                for seat, line in ends[told:]:
+                    try:
+                        await seat.bot.send(line)
+                    except BotError:
+                        pass
+                    told += 1
+            told += told < len(ends)  # the seat whose write ran out of time
+        for seat in unasked:
+            await seat.bot.kill()
         return result
 
 
