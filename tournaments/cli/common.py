@@ -27,9 +27,10 @@ __all__ = [
 ]
 
 # Piped output has no terminal width; Rich would assume 80 columns and truncate
-# names in wide tables, so give it room instead.
-console = Console() if sys.stdout.isatty() else Console(width=160)
-err_console = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=160)
+# names in wide tables, so give it room instead. Nor is a line of text wrapped
+# there (soft wrap): a message naming a long path stays one line for a script.
+console = Console() if sys.stdout.isatty() else Console(width=160, soft_wrap=True)
+err_console = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=160, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

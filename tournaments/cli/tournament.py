@@ -165,19 +165,28 @@ def play_with_display(
         if isinstance(event, RunStarted):
             recorded = event.done + event.errors
             if event.how == "begun":
-                console.print(f"{config.name!r}: {event.total} games; results database: {db}", highlight=False)
+                console.print(
+                    f"{config.name!r}: {event.total} games; results database: {db}",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
             elif event.how == "grown":
                 added = f"new entrants {', '.join(event.new_entrants)}; " if event.new_entrants else ""
                 console.print(
                     f"growing {config.name!r}: {added}{event.new_games} new games; {event.done} of {event.total} "
                     f"games already recorded in {db} (kept and counted)",
+                    markup=False,
                     highlight=False,
+                    soft_wrap=True,
                 )
             else:
                 console.print(
                     f"resuming {config.name!r}: {recorded} of {event.total} games already recorded in {db}"
                     + (f" ({event.errors} of them harness errors, not played again)" if event.errors else ""),
+                    markup=False,
                     highlight=False,
+                    soft_wrap=True,
                 )
             console.print(f"sandbox: {config.sandbox.level} ({sandbox_summary(config.sandbox.level)})", highlight=False)
             progress.update(task, total=event.total, completed=recorded)
@@ -211,7 +220,9 @@ def play_with_display(
         done, total = store.counts()
         err_console.print(
             f"interrupted: {done} of {total} games are recorded in {db}; run the same command again to resume",
+            markup=False,
             highlight=False,
+            soft_wrap=True,  # one line however long the path: a script may read it
         )
         raise typer.Exit(130) from None
     return store

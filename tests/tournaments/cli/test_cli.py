@@ -125,7 +125,9 @@ def test_a_bad_tournament_file_prints_each_problem_and_starts_nothing(tmp_path: 
 def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path) -> None:
     # The third bot takes 15 s to say ready: the match is certainly running when Ctrl-C comes.
     dawdler = f"{sys.executable} {TEST_BOTS / 'hostile' / 'dawdler' / 'bot.py'} 15"
-    replay = tmp_path / "m.jsonl"
+    # A path longer than the width the CLI gives piped output: the line must not wrap.
+    (folder := tmp_path / ("replays-" + "x" * 160)).mkdir()
+    replay = folder / "m.jsonl"
     command = [
         sys.executable,
         "-m",
@@ -150,5 +152,5 @@ def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path)
         stderr.strip()
         == f"interrupted: the match was stopped before its end; no result (the replay so far is {replay}.partial)"
     )
-    assert not replay.exists() and (tmp_path / "m.jsonl.partial").exists()
+    assert not replay.exists() and (folder / "m.jsonl.partial").exists()
     assert wait_until_gone(tmp_path) == [] and wait_until_gone(TEST_BOTS / "passer") == []
