@@ -214,10 +214,11 @@ class GameState:
         """``view(seat)`` for a caller that encodes it before the state changes again.
 
         It encodes to the same JSON as ``view(seat)``, but it may share the
-        state's own lists instead of copying them: it must be neither kept past
-        the next ``apply``/``forfeit`` nor changed. The referee builds every
-        request from it, so the copies a kept view needs are not made once per
-        decision.
+        state's own lists instead of copying them, and be the same object,
+        refilled, each time it is asked for the same seat: it must be neither
+        kept past the next ``apply``/``forfeit``/``transient_view`` nor changed.
+        The referee builds every request from it, so the copies a kept view
+        needs are not made once per decision.
         """
         if not 0 <= seat < self.n:
             raise ValueError(f"transient_view: seat {seat} is not a seat of this {self.n}-player game")

@@ -286,22 +286,47 @@ def check_views_leak_nothing(rules: GameRules, n_players: int, config: Any, seed
 
 def check_transient_view_is_the_view(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
     """``transient_view(seat)``, what the referee sends, encodes exactly like ``view(seat)``
-    for every seat at every step of a random game, and building it changes nothing."""
+    for every seat at every step of a random game with a forfeit on the way, and
+    building it changes nothing. So it does in a copy taken early and played on
+    differently, and building the copy's transient views leaves the game's as
+    they were: a game that refills one view object per seat must not share it
+    with its copies."""
     state = rules.new_game(n_players, config, SeededChance(seed))
-    rng = random.Random(seed)
+    games = [(state, random.Random(seed), "the game")]
     step = 0
-    while True:
-        before = _fingerprint(state)
-        for seat in range(n_players):
+    while games:
+        for current, _, name in games:
+            before = _fingerprint(current)
+            for seat in range(n_players):
+                _require(
+                    _encode(current.transient_view(seat)) == _encode(current.view(seat)),
+                    rules,
+                    f"seed {seed}, step {step} of {name}: seat {seat}'s transient view differs from its view",
+                )
             _require(
-                _encode(state.transient_view(seat)) == _encode(state.view(seat)),
+                _fingerprint(current) == before,
                 rules,
-                f"seed {seed}, step {step}: seat {seat}'s transient view differs from its view",
+                f"seed {seed}, step {step} of {name}: building views changed the state",
             )
-        _require(_fingerprint(state) == before, rules, f"seed {seed}, step {step}: building views changed the state")
-        if (decision := state.decision()) is None:
-            break
-        state.apply(decision.seat, state.random_action(rng))
+        if len(games) == 2:
+            # A view held from the game while the copy's are built stays the game's.
+            held = [state.transient_view(seat) for seat in range(n_players)]
+            for seat in range(n_players):
+                games[1][0].transient_view(seat)
+            _require(
+                _encode(held) == _encode([state.view(seat) for seat in range(n_players)]),
+                rules,
+                f"seed {seed}, step {step}: building a copy's transient views changed the game's",
+            )
+        if step == 2:
+            games.append((state.copy(), random.Random(seed + 1), "a copy taken at step 2"))
+        if step == 4 and n_players > 2:
+            state.forfeit(n_players - 1)
+        games = [(current, rng, name) for current, rng, name in games if current.decision() is not None]
+        for current, rng, _ in games:
+            decision = current.decision()
+            assert decision is not None
+            current.apply(decision.seat, current.random_action(rng))
         step += 1
 
 

@@ -80,6 +80,7 @@ class VendettaState(GameState):
         "_revealed",
         "_round",
         "_seats",
+        "_shared_views",
         "_start",
         "_turn",
     )
@@ -107,12 +108,14 @@ class VendettaState(GameState):
     _revealed: int  # how many of _pile are face up
     _last_raid: list[int]
     _dealt: list[list[int]]  # 1-based districts
+    _shared_views: list[VendettaView | None]  # per seat, what _transient_view refills; None until first asked
 
     def __init__(self, n_players: int, config: VendettaConfig, chance: Chance) -> None:
         super().__init__(n_players, config, chance)
         n = n_players
         self._order = ORDER_AFTER[n]
         self._seats = range(n)
+        self._shared_views = [None] * n
         # S1: seat s is dealt the cards at positions 2s and 2s + 1 of the deal.
         deal = checked_shuffle(chance, "deal", N_DISTRICTS)
         self._dealt = [sorted((deal[2 * s] + 1, deal[2 * s + 1] + 1)) for s in range(n)]
@@ -199,6 +202,7 @@ class VendettaState(GameState):
         GameState.__init__(self, n, config, chance)
         self._order = ORDER_AFTER[n]
         self._seats = range(n)
+        self._shared_views = [None] * n
         self._board = [list(row) for row in view.board]
         self._hands = list(view.hands)
         self._box = list(view.box)
@@ -227,6 +231,7 @@ class VendettaState(GameState):
     def _copy_into(self, other: VendettaState) -> None:
         other._order = self._order
         other._seats = self._seats
+        other._shared_views = [None] * self.n  # never shared with the original: each refills its own
         other._board = [row[:] for row in self._board]
         other._owner = self._owner[:]
         other._minbase = self._minbase[:]
@@ -309,7 +314,7 @@ class VendettaState(GameState):
         return Place([])
 
     def _view(self, seat: int) -> VendettaView:
-        view = self._transient_view(seat)
+        view = self._new_view(seat)
         # The state's own lists, copied: the caller may keep this view while play goes on.
         view.board = [row[:] for row in self._board]
         view.hands = self._hands[:]
@@ -322,8 +327,35 @@ class VendettaState(GameState):
         return view
 
     def _transient_view(self, seat: int) -> VendettaView:
+        # One view object per seat, refilled on each call: making a view of 23
+        # fields by keyword costs about twice as much as storing the 16 that can
+        # change (the referee asks for one per decision). Every field that names
+        # a list of the state is stored again, as apply may have replaced the list.
+        view = self._shared_views[seat]
+        if view is None:
+            view = self._shared_views[seat] = self._new_view(seat)
+            return view
+        view.round = self._round
+        view.turn = self._turn
+        view.start_seat = self._start
+        view.active_seat = self.to_move
+        view.over = self._outcome is not None
+        view.board = self._board
+        view.hands = self._hands
+        view.box = self._box
+        view.points = self._points
+        view.controlled = self._controlled
+        view.revealed = [d + 1 for d in self._pile[: self._revealed]]
+        view.pile_left = TURNS_PER_ROUND - self._revealed
+        view.last_raid = [d + 1 for d in self._last_raid]
+        view.forfeited = self.forfeited
+        view.forfeit_order = self.forfeit_order
+        view.dealt = self._dealt
+        return view
+
+    def _new_view(self, seat: int) -> VendettaView:
+        """A new view of ``seat`` that shares the state's lists."""
         n = self.n
-        over = self._outcome is not None
         targets = TARGETS[n]
         return VendettaView(
             seat=seat,
@@ -332,7 +364,7 @@ class VendettaState(GameState):
             turn=self._turn,
             start_seat=self._start,
             active_seat=self.to_move,  # -1 once the game is over
-            over=over,
+            over=self._outcome is not None,
             board=self._board,
             hands=self._hands,
             box=self._box,

@@ -72,6 +72,31 @@ class _StaleState(VendettaState):
         return view
 
 
+class _SharedViewsState(VendettaState):
+    """Refills one view object per seat, but lets a copy refill the original's."""
+
+    __slots__ = ()
+
+    def _copy_into(self, other: VendettaState) -> None:
+        super()._copy_into(other)
+        other._shared_views = self._shared_views
+
+
+class _ForgetfulViewsState(VendettaState):
+    """Refills one view object per seat, but not the districts each seat controlled
+    (a list the state replaces at each scoring, rather than changes)."""
+
+    __slots__ = ()
+
+    def _transient_view(self, seat: int) -> VendettaView:
+        kept = self._shared_views[seat]
+        controlled = kept.controlled if kept is not None else None
+        view = super()._transient_view(seat)
+        if controlled is not None:
+            view.controlled = controlled
+        return view
+
+
 class _CarelessState(VendettaState):
     """Takes a mafioso from the hand before finding the placement illegal."""
 
@@ -106,3 +131,13 @@ def test_illegal_action_check_catches_a_refusal_that_changed_the_state() -> None
 def test_transient_view_check_catches_a_request_view_that_differs_from_the_view() -> None:
     with pytest.raises(ContractBroken, match="transient view differs from its view"):
         check_transient_view_is_the_view(_rules_with(_StaleState), 3, VendettaRules().config({}), 1)
+
+
+def test_transient_view_check_catches_a_view_object_shared_with_a_copy() -> None:
+    with pytest.raises(ContractBroken, match="building a copy's transient views changed the game's"):
+        check_transient_view_is_the_view(_rules_with(_SharedViewsState), 3, VendettaRules().config({}), 1)
+
+
+def test_transient_view_check_catches_a_refilled_view_that_misses_a_replaced_list() -> None:
+    with pytest.raises(ContractBroken, match="transient view differs from its view"):
+        check_transient_view_is_the_view(_rules_with(_ForgetfulViewsState), 3, VendettaRules().config({}), 1)
