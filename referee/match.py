@@ -32,6 +32,7 @@ import datetime
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -249,6 +250,7 @@ class _Match:
         self.min_budget_s = max(0.001, (settings.time.move_ms + settings.margin_ms) / 1000)
         self.allowance_s = settings.time.move_ms / 1000
         self.move_ms = settings.time.move_ms
+        self.startup_s = (settings.time.startup_ms + settings.margin_ms) / 1000
         self.margin_s = settings.margin_ms / 1000
         # trio.current_time() without its lookup of the run: the same clock, read directly.
         self.now: Callable[[], float] = trio.lowlevel.current_clock().current_time
@@ -287,28 +289,52 @@ class _Match:
 
     # --- the conversation --------------------------------------------------
 
-    async def handshake(self, seat: _Seat) -> None:
-        try:
-            await self.greet(seat)
-        except BotError as error:
-            # A warm process that exited after its previous game (a bot that plays
-            # one game per process) is not a failure: start a fresh one.
-            fresh = None
-            if error.kind in ("crash", "stall") and self.replace is not None:
-                fresh = await self.replace(seat.index)
-            if fresh is None:
-                await self.fail(seat, error, 0)
-                return
-            seat.bot = fresh
-            seat.reader = _reader_of(fresh)
-            seat.untimed = getattr(fresh, "untimed", False)
-            try:
-                await self.greet(seat)
-            except BotError as again:
-                await self.fail(seat, again, 0)
+    async def start_seats(self) -> None:
+        """Send every seat ``start`` and take its ``ready`` line, under the startup limit.
 
-    async def greet(self, seat: _Seat) -> None:
-        """Send ``start`` and wait for ``ready`` under the startup limit."""
+        All the starts go out first, so the bots get ready together; then each
+        seat's ready line is polled for as an answer is (a warm bot says ready
+        at once: ``QUICK_ANSWER_S``). Only the seats that need more (a ready
+        line not there yet, a log line before it, a process to replace) get a
+        task each, all at once: a nursery and its tasks cost the referee as much
+        as a few decisions, so a match of warm bots opens none.
+        """
+        due = trio.current_time() + self.startup_s
+        more: list[Callable[[], Awaitable[None]]] = []  # the greetings that need a task
+        written: list[_Seat] = []
+        sending = 0
+        with trio.move_on_at(due) as scope:
+            for seat in self.seats:
+                try:
+                    await seat.bot.send(self.start_line(seat))
+                    written.append(seat)
+                except BotError as error:
+                    more.append(partial(self.retry, seat, error))
+                sending += 1
+        if scope.cancelled_caught:
+            # A bot that does not read held its start until the limit: its seat is
+            # timed out; the seats after it are greeted afresh, with their own limit,
+            # and the seats before it, whose ready lines were not read meanwhile,
+            # get a limit of their own from now for them.
+            more.append(partial(self.fail, self.seats[sending], self.startup_timeout(), 0))
+            more.extend(partial(self.handshake, seat) for seat in self.seats[sending + 1 :])
+            due = trio.current_time() + self.startup_s
+        for seat in written:
+            try:
+                first = self.ready_now(seat)
+            except BotError as error:
+                more.append(partial(self.retry, seat, error))
+                continue
+            if isinstance(first, Ready):
+                seat.logs = 0
+            else:
+                more.append(partial(self.take_ready, seat, due, first))
+        if more:
+            async with trio.open_nursery() as nursery:
+                for greeting in more:
+                    nursery.start_soon(greeting)
+
+    def start_line(self, seat: _Seat) -> bytes:
         start = Start(
             protocol=PROTOCOL_VERSION,
             game=self.spec.game,
@@ -320,23 +346,68 @@ class _Match:
             config=self.config,
             time=self.settings.time,
         )
-        deadline = trio.current_time() + (self.settings.time.startup_ms + self.settings.margin_ms) / 1000
-        with trio.move_on_at(deadline) as scope:
-            await seat.bot.send(encode_message(start))
-            # A warm bot says ready at once: polled for as its answers are (QUICK_ANSWER_S).
-            first: BotMessage | None = None
-            if seat.reader is not None and seat.poll_in == 0:
-                line = self.line_now(seat.reader, QUICK_ANSWER_S)
-                first = self.decode(line) if line is not None else None
-            while True:
-                message = await self.read_message(seat, 0, first)
-                first = None
-                if isinstance(message, Ready):
-                    seat.logs = 0
-                    return
-                raise BotProtocolError(f"sent {_kind(message)} before ready")
+        return encode_message(start)
+
+    def startup_timeout(self) -> BotTimedOut:
+        return BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
+
+    def ready_now(self, seat: _Seat) -> BotMessage | None:
+        """The seat's first line after ``start``, decoded, if a warm bot's quick poll finds it; else None."""
+        if seat.reader is None or seat.poll_in != 0:
+            return None
+        line = self.line_now(seat.reader, QUICK_ANSWER_S)
+        return self.decode(line) if line is not None else None
+
+    async def handshake(self, seat: _Seat) -> None:
+        """Greet one seat in full (``greet``), with a fresh process if its own has gone (``retry``)."""
+        try:
+            await self.greet(seat)
+        except BotError as error:
+            await self.retry(seat, error)
+
+    async def take_ready(self, seat: _Seat, due: float, first: BotMessage | None) -> None:
+        """Wait for the ready line of a seat that has its start (``first``: the message read so far)."""
+        try:
+            await self.await_ready(seat, due, first)
+        except BotError as error:
+            await self.retry(seat, error)
+
+    async def retry(self, seat: _Seat, error: BotError) -> None:
+        """A greeting failed. A warm process that exited after its previous game (a
+        bot that plays one game per process) is not a failure: a fresh one is
+        started and greeted once more. Any other failure is the seat's."""
+        fresh = None
+        if error.kind in ("crash", "stall") and self.replace is not None:
+            fresh = await self.replace(seat.index)
+        if fresh is None:
+            await self.fail(seat, error, 0)
+            return
+        seat.bot = fresh
+        seat.reader = _reader_of(fresh)
+        seat.untimed = getattr(fresh, "untimed", False)
+        try:
+            await self.greet(seat)
+        except BotError as again:
+            await self.fail(seat, again, 0)
+
+    async def greet(self, seat: _Seat) -> None:
+        """Send ``start`` and wait for ``ready`` under the startup limit."""
+        due = trio.current_time() + self.startup_s
+        with trio.move_on_at(due) as scope:
+            await seat.bot.send(self.start_line(seat))
         if scope.cancelled_caught:
-            raise BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
+            raise self.startup_timeout()
+        await self.await_ready(seat, due, self.ready_now(seat))
+
+    async def await_ready(self, seat: _Seat, due: float, first: BotMessage | None) -> None:
+        """Read up to the seat's ``ready`` line (``first``, if given, is the first message) until ``due``."""
+        with trio.move_on_at(due):
+            message = await self.read_message(seat, 0, first)
+            if not isinstance(message, Ready):
+                raise BotProtocolError(f"sent {_kind(message)} before ready")
+            seat.logs = 0
+            return
+        raise self.startup_timeout()
 
     def decode(self, line: bytes) -> BotMessage:
         """One line from a bot as a message; anything wrong with it is that seat's protocol error."""
@@ -797,9 +868,7 @@ async def run_match(
         match.wall_deadline = began + settings.game_wall_ms / 1000
     match.write_header(commands if commands is not None else [[] for _ in bots])
     try:
-        async with trio.open_nursery() as nursery:
-            for seat in match.seats:
-                nursery.start_soon(match.handshake, seat)
+        await match.start_seats()
         await match.play()
         result = await match.finish()
         seconds = trio.current_time() - began

@@ -116,6 +116,47 @@ async def test_no_ready_within_the_startup_limit_is_a_timeout(autojump_clock: An
     assert mute.requests() == []
 
 
+class _DeafToStart(ScriptedBot):
+    """Never takes its start line: the write waits for room in a pipe the bot does not read."""
+
+    async def send(self, data: bytes) -> None:
+        if data.startswith(b'{"type":"start"'):
+            await trio.sleep_forever()
+        await super().send(data)
+
+
+@pytest.mark.parametrize("deaf_seat", [0, 1, 2])
+async def test_a_bot_that_does_not_take_its_start_times_out_alone_and_the_others_play(
+    autojump_clock: Any, deaf_seat: int
+) -> None:
+    # Every start goes out before any ready line is read: the seats before the
+    # deaf one have theirs, the seats after it get theirs once its write is given up.
+    bots = [passer() for _ in range(3)]
+    bots[deaf_seat] = _DeafToStart(passing, name="deaf")
+    record = await run_match(SPEC, bots, FAST)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind, termination.request) == (deaf_seat, "timeout", 0)
+    assert "startup limit of 1000 ms" in termination.reason
+    assert bots[deaf_seat].received == [] and bots[deaf_seat].killed
+    for seat, bot in enumerate(bots):
+        if seat != deaf_seat:
+            assert bot.received[0]["type"] == "start" and bot.requests() and bot.received[-1]["type"] == "end"
+    assert record.seconds == pytest.approx(1.0, abs=0.05)  # one startup limit, not one per seat
+
+
+async def test_a_log_line_before_ready_is_recorded_and_the_ready_line_still_counts(tmp_path: Path) -> None:
+    def chatty(message: dict[str, Any]) -> list[Response]:
+        if message["type"] == "start":
+            return [line({"type": "log", "message": "warming up"}), ready()]
+        return passing(message)
+
+    replay = tmp_path / "m.jsonl"
+    record = await run_match(SPEC, [ScriptedBot(chatty, name="chatty"), passer(), passer()], replay_path=replay)
+    assert record.result.terminations == []
+    logs = [r for r in read_replay(replay) if type(r).__name__ == "LogRecord"]
+    assert [(log.seat, log.request, log.message) for log in logs] == [(0, 0, "warming up")]
+
+
 @pytest.mark.parametrize(
     ("misbehave", "complaint"),
     [
