@@ -353,7 +353,9 @@ async def test_a_bot_at_each_level_outlives_the_idle_timeout_of_trios_worker_thr
             nursery.start_soon(play, level)
     for level, record in records.items():
         assert record.result.terminations == [], (level, record.result.terminations)
-        assert record.seconds >= 3 and record.timings[1].decisions > 0
+        # The dawdler's 3 s run from its own start, a little before the match's clock
+        # starts: the game lasted far longer than the threads' 0.5 s, if not quite 3 s.
+        assert record.seconds >= 2 and record.timings[1].decisions > 0
         assert record.sandbox.startswith(level) or f": {level}" in record.sandbox
 
 
