@@ -96,8 +96,9 @@ instant bot answers (bench/README.md has the figures). A seat whose answer did
 not come within it is waited for as usual for its next ``QUICK_RETRY``
 decisions, then twice as many after each further poll that finds nothing (up
 to ``QUICK_RETRY_MAX``), so a bot that thinks costs the referee a handful of
-short busy waits in a game, and any bot at most one in ``QUICK_RETRY + 1``
-decisions. The bound is far below any time limit and below ``FAIR_SLICE_S``:
+short busy waits in a game (in all its games, for a warm process: the
+schedule goes on from one game to the next), and any bot at most one in
+``QUICK_RETRY + 1`` decisions. The bound is far below any time limit and below ``FAIR_SLICE_S``:
 the other tasks wait no longer than they already may."""
 
 QUICK_RETRY = 8
@@ -190,9 +191,19 @@ class _Seat:
         self.decisions = 0
         self.total_s = 0.0
         self.max_s = 0.0
-        # Decisions until the referee polls for a quick answer again (QUICK_ANSWER_S); never for a person.
-        self.poll_in = 0 if not self.untimed else -1
-        self.poll_skip = QUICK_RETRY  # how many decisions poll_in skips after the next poll that finds nothing
+        # Decisions until the referee polls for a quick answer again (QUICK_ANSWER_S; -1: never, a
+        # person), and how many poll_in skips after the next poll that finds nothing.
+        self.poll_in, self.poll_skip = _poll_schedule(bot, self.untimed)
+
+
+def _poll_schedule(bot: BotChannel, untimed: bool) -> tuple[int, int]:
+    """A seat's quick-answer poll schedule at the start of a match: where a warm process's
+    last game left it (``BotProcess.poll_schedule``), so a bot that thinks is not polled
+    for again at the start of every game; else from the start."""
+    if untimed:
+        return -1, QUICK_RETRY
+    kept: tuple[int, int] | None = getattr(bot, "poll_schedule", None)
+    return kept if kept is not None else (0, QUICK_RETRY)
 
 
 class _Open:
@@ -385,6 +396,7 @@ class _Match:
         seat.bot = fresh
         seat.reader = _reader_of(fresh)
         seat.untimed = getattr(fresh, "untimed", False)
+        seat.poll_in, seat.poll_skip = _poll_schedule(fresh, seat.untimed)
         try:
             await self.greet(seat)
         except BotError as again:
@@ -814,6 +826,9 @@ class _Match:
             told += told < len(ends)  # the seat whose write ran out of time
         for seat in unasked:
             await seat.bot.kill()
+        for seat in self.seats:
+            if seat.poll_in >= 0 and hasattr(seat.bot, "poll_schedule"):
+                seat.bot.poll_schedule = (seat.poll_in, seat.poll_skip)  # for its next game (_poll_schedule)
         return result
 
 

@@ -247,6 +247,9 @@ class BotProcess:
         """The sandbox the bot runs in, as match records show it."""
         self.failure: BotError | None = None
         """Set when the referee stopped the bot for something its pipes do not show (a stderr flood)."""
+        self.poll_schedule: tuple[int, int] | None = None
+        """Where the referee's quick-answer polls (referee.match) stood at the end of this process's
+        last game, for its next: how fast a bot answers is the bot's, not one game's."""
 
     @property
     def pid(self) -> int:

@@ -239,6 +239,32 @@ async def test_a_seat_that_thinks_is_polled_less_and_less_often(monkeypatch: pyt
     assert polls[bots[0].reader] == expected + 1 >= 4  # and the ready line, which came at once
 
 
+async def test_a_warm_process_that_thinks_is_not_polled_for_again_at_the_start_of_each_game(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The same process plays two games (a warm bot): the poll schedule its first
+    # game built up goes on in the second, as BotProcess.poll_schedule carries it.
+    polls = _count_polls(monkeypatch)
+    thinker = at_every_request(lambda rid: [0.001, answer(rid)])
+    async with trio.open_nursery() as nursery:
+        bots = [PipeBot(thinker, nursery, name="thinker")]
+        bots += [PipeBot(pipe_passing, nursery, name=f"pipe{i}") for i in (1, 2)]
+        bots[0].poll_schedule = None  # type: ignore[attr-defined]  # a process's, as BotProcess has it
+        first = await run_match(SPEC, bots)
+        polled_in_first = polls[bots[0].reader]
+        second = await run_match(MatchSpec(game="vendetta", seed=12), bots)
+        nursery.cancel_scope.cancel()
+    assert first.result.terminations == [] == second.result.terminations
+    decisions = [record.timings[0].decisions for record in (first, second)]
+    assert min(decisions) > 30
+    # Polled at decisions 1, 10, 27, ... of the first game (and for its ready
+    # line); in the second, where the schedule had got to: at most once.
+    assert polled_in_first >= 4
+    assert polls[bots[0].reader] - polled_in_first <= 1
+    poll_in, poll_skip = bots[0].poll_schedule  # type: ignore[attr-defined]
+    assert poll_skip >= 8 * referee.match.QUICK_RETRY and poll_in >= 0
+
+
 async def test_a_seat_whose_answers_alternate_quick_and_slow_costs_one_bounded_poll_in_quick_retry_plus_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
