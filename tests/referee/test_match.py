@@ -144,6 +144,62 @@ async def test_a_bot_that_does_not_take_its_start_times_out_alone_and_the_others
     assert record.seconds == pytest.approx(1.0, abs=0.05)  # one startup limit, not one per seat
 
 
+class _GoneAtStart(ScriptedBot):
+    """A warm process that exited after its previous game: its pipe is broken."""
+
+    async def send(self, data: bytes) -> None:
+        raise BotCrashed("stopped reading its input: exited with code 0")
+
+
+def _gone_before_ready(message: dict[str, Any]) -> list[Response]:
+    """Takes its start, then its output closes: it exited on reading it."""
+    return [BotCrashed("closed its output: exited with code 0")] if message["type"] == "start" else []
+
+
+@pytest.mark.parametrize(
+    "gone",
+    [lambda: _GoneAtStart(passing, name="gone"), lambda: ScriptedBot(_gone_before_ready, name="gone")],
+    ids=["before-its-start", "on-reading-its-start"],
+)
+async def test_a_warm_process_gone_before_ready_is_replaced_by_a_fresh_one_that_plays(gone: Any) -> None:
+    fresh = passer()
+    asked: list[int] = []
+
+    async def replace(seat: int) -> ScriptedBot:
+        asked.append(seat)
+        return fresh
+
+    bots = [passer(), gone(), passer()]
+    record = await run_match(SPEC, bots, FAST, replace=replace)
+    assert record.result.terminations == [] and asked == [1]
+    assert fresh.received[0]["type"] == "start" and fresh.received[0]["seat"] == 1
+    assert fresh.requests() and record.timings[1].decisions == len(fresh.requests())
+
+
+async def test_a_process_gone_before_ready_with_no_replacement_forfeits_on_a_crash() -> None:
+    async def replace(seat: int) -> None:
+        return None
+
+    bots = [passer(), _GoneAtStart(passing, name="gone"), passer()]
+    record = await run_match(SPEC, bots, FAST, replace=replace)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind, termination.request) == (1, "crash", 0)
+
+
+async def test_a_bot_that_answers_start_with_garbage_is_not_replaced_but_forfeits() -> None:
+    asked: list[int] = []
+
+    async def replace(seat: int) -> ScriptedBot:
+        asked.append(seat)
+        return passer()
+
+    garbage = ScriptedBot(lambda m: [b"not json at all\n"] if m["type"] == "start" else [], name="garbage")
+    record = await run_match(SPEC, [garbage, passer(), passer()], FAST, replace=replace)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind, termination.request) == (0, "protocol", 0)
+    assert "not valid JSON" in termination.reason and asked == []
+
+
 async def test_a_log_line_before_ready_is_recorded_and_the_ready_line_still_counts(tmp_path: Path) -> None:
     def chatty(message: dict[str, Any]) -> list[Response]:
         if message["type"] == "start":
