@@ -64,10 +64,11 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec
 import trio
+from floor import floor_request
 from machine import load_average
 
 from protocol.codec import decode_bot_message, encode_message
-from protocol.messages import PROTOCOL_VERSION, End, Request, Start, TimeControl
+from protocol.messages import PROTOCOL_VERSION, End, Start, TimeControl
 from referee.bots import BotSpec, load_bot
 from referee.games import get_rules
 from referee.games.base import SeededChance
@@ -181,18 +182,7 @@ async def floor_slice(bots: list[BotProcess], counts: Counts) -> None:
         while (decision := state.decision()) is not None:
             seat = decision.seat
             request_id += 1
-            request: Request[object, object, object] = Request(
-                id=request_id,
-                decision=decision.kind,
-                view=state.transient_view(seat),
-                events=state.events_for(seat, events[seen[seat] :]),
-                options=decision.options,
-                constraints=decision.constraints,
-                time_ms=1000,
-                bank_ms=0,
-            )
-            seen[seat] = len(events)
-            os.write(writes[seat], encode_message(request))
+            os.write(writes[seat], floor_request(state, decision, request_id, events, seen))
             # As the referee does for a bot that answers at once: poll for the answer
             # up to QUICK_ANSWER_S, and wait through Trio only if it has not come.
             limit = clock() + QUICK_ANSWER_S

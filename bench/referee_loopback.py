@@ -29,16 +29,15 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 # Run from a checkout without installing: the repository root holds the packages.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec
 import trio
+from floor import floor_request
 
-from protocol.codec import LineReader, decode_bot_message, encode_message
-from protocol.messages import Request
+from protocol.codec import LineReader, decode_bot_message
 from referee.games import get_rules
 from referee.games.base import SeededChance
 from referee.match import MatchSpec, run_match
@@ -113,18 +112,7 @@ async def floor_slice(seats: list[Loopback], seed: int) -> tuple[int, int, float
         while (decision := state.decision()) is not None:
             seat = decision.seat
             request_id += 1
-            request: Request[Any, Any, Any] = Request(
-                id=request_id,
-                decision=decision.kind,
-                view=state.transient_view(seat),
-                events=state.events_for(seat, events[seen[seat] :]),
-                options=decision.options,
-                constraints=decision.constraints,
-                time_ms=1000,
-                bank_ms=0,
-            )
-            seen[seat] = len(events)
-            await seats[seat].send(encode_message(request))
+            await seats[seat].send(floor_request(state, decision, request_id, events, seen))
             message = decode_bot_message(os.read(reads[seat], 65536)[:-1])
             events += state.apply(seat, action_decoder.decode(message.action))  # type: ignore[union-attr]
             decisions += 1
