@@ -18,8 +18,8 @@ without a trip through Trio's scheduler, which costs as much as the rest of a
 decision; so is one that comes within ``QUICK_ANSWER_S`` from a bot whose
 previous answer came as fast (the referee polls its pipe for it). So that one
 match cannot hold the Trio thread while its bots answer at once, a match
-yields to the other tasks once it has run ``FAIR_SLICE_S`` of CPU since its last wait
-(``_Match.ask``).
+yields to the other tasks once it has run ``FAIR_SLICE_S`` of CPU since its
+last wait (``_Match.ask``).
 
 Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
 plays its turns as passes from then on), the reason is recorded, and the other
@@ -98,8 +98,8 @@ decisions, then twice as many after each further poll that finds nothing (up
 to ``QUICK_RETRY_MAX``), so a bot that thinks costs the referee a handful of
 short busy waits in a game (in all its games, for a warm process: the
 schedule goes on from one game to the next), and any bot at most one in
-``QUICK_RETRY + 1`` decisions. The bound is far below any time limit and below ``FAIR_SLICE_S``:
-the other tasks wait no longer than they already may."""
+``QUICK_RETRY + 1`` decisions. The bound is far below any time limit and below
+``FAIR_SLICE_S``: the other tasks wait no longer than they already may."""
 
 QUICK_RETRY = 8
 """Decisions a seat is waited for as usual after a poll found no answer within ``QUICK_ANSWER_S``."""
@@ -463,7 +463,8 @@ class _Match:
             self.replay.write(LogRecord(seat=seat.index, request=request, message=message.message[:4096]))
 
     async def keep_slice(self, now: float) -> None:
-        """Let the other tasks run if this match has held the thread for its slice (``FAIR_SLICE_S``); ``now`` is past ``slice_due``."""
+        """Let the other tasks run if this match has held the thread for its slice
+        (``FAIR_SLICE_S``); ``now`` is a wall time past ``slice_due``."""
         spent = time.thread_time() - self.slice_cpu
         if spent < FAIR_SLICE_S:
             self.slice_due = now + (FAIR_SLICE_S - spent)  # the soonest the CPU clock can get there
@@ -560,13 +561,8 @@ class _Match:
             deadline = self.wall_deadline
         # One request is open at a time: its record is refilled rather than made anew.
         open_ = self.request_slot
-        open_.seat, open_.request, open_.deadline, open_.budget, open_.expired = (
-            seat,
-            request.id,
-            deadline,
-            budget,
-            False,
-        )
+        open_.seat, open_.request, open_.expired = seat, request.id, False
+        open_.deadline, open_.budget = deadline, budget
         self.open = open_
         # Only when it is sooner (a seat with less bank left): setting a scope's
         # deadline costs microseconds, the comparison nothing.
