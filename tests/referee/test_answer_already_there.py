@@ -90,6 +90,48 @@ async def test_a_log_line_before_an_answer_in_the_same_write_is_recorded_and_the
     assert verify_replay(records) == record.result
 
 
+def at_start(items: list[bytes | float]) -> Any:
+    """A PipeBot responder: ``items`` in answer to start, then the empty placement to every request."""
+
+    def respond(message: dict[str, Any]) -> list[bytes | float]:
+        return list(items) if message["type"] == "start" else pipe_passing(message)
+
+    return respond
+
+
+READY = line({"type": "ready", "name": "pipe"})
+
+
+@pytest.mark.parametrize(
+    ("items", "complaint"),
+    [
+        # What comes with the ready line in the same write is not part of the greeting.
+        ([READY + answer(1)], "unasked output: an action for request 1 arrived after ready"),
+        ([READY + READY], "unasked output: a ready line arrived after ready"),
+        ([b"x" * 5000], "more than 4096 bytes without a newline"),
+        ([READY[:5], 0.002, READY[5:] + answer(1)], "unasked output: an action for request 1 arrived after ready"),
+    ],
+    ids=["ready-and-an-answer", "two-readies", "endless-first-line", "split-ready-and-an-answer"],
+)
+async def test_a_greeting_that_brings_more_than_a_ready_line_is_the_seats_protocol_error(
+    items: list[bytes | float], complaint: str
+) -> None:
+    record = await play_pipes(at_start(items), pipe_passing, pipe_passing, max_line=4096)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind) == (0, "protocol")
+    assert complaint in termination.reason
+    assert all(timing.decisions > 0 for timing in record.timings[1:])
+
+
+async def test_log_lines_around_a_ready_line_in_one_write_are_recorded_and_the_seat_plays(tmp_path: Path) -> None:
+    replay = tmp_path / "r.jsonl"
+    chatty = at_start([line({"type": "log", "message": "loading"}) + READY + line({"type": "log", "message": "ok"})])
+    record = await play_pipes(chatty, pipe_passing, pipe_passing, replay=replay)
+    assert record.result.terminations == [] and record.timings[0].decisions > 10
+    logs = [(r.seat, r.request, r.message) for r in read_replay(replay) if isinstance(r, LogRecord)]
+    assert logs == [(0, 0, "loading"), (0, 0, "ok")]
+
+
 async def test_half_an_answer_there_at_once_and_the_rest_later_is_an_answer() -> None:
     split = at_every_request(lambda rid: [answer(rid)[:9], 0.001, answer(rid)[9:]])
     record = await play_pipes(split, pipe_passing, pipe_passing)
