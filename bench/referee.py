@@ -65,7 +65,7 @@ sys.path.insert(0, str(ROOT))
 import msgspec
 import trio
 from floor import floor_request
-from machine import load_average
+from machine import load_average, positive_seconds
 
 from protocol.codec import decode_bot_message, encode_message
 from protocol.messages import PROTOCOL_VERSION, End, Start, TimeControl
@@ -444,9 +444,9 @@ async def bench(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=10.0, help="referee time to measure (default 10)")
+    parser.add_argument("--seconds", type=positive_seconds, default=10.0, help="referee time to measure (default 10)")
     parser.add_argument("--bot", default="bench/bots/instant_c", help="bot folder, from the repository root")
-    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--players", type=int, choices=(3, 4, 5), default=4, help="Vendetta table size")
     parser.add_argument("--replays", action="store_true", help="write a replay file per match")
     trio.run(bench, parser.parse_args())
 

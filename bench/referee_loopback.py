@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import msgspec
 import trio
 from floor import floor_request
+from machine import positive_seconds
 
 from protocol.codec import LineReader, decode_bot_message
 from referee.games import get_rules
@@ -145,8 +146,8 @@ async def bench(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="referee time to measure (default 5)")
-    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--seconds", type=positive_seconds, default=5.0, help="referee time to measure (default 5)")
+    parser.add_argument("--players", type=int, choices=(3, 4, 5), default=4, help="Vendetta table size")
     trio.run(bench, parser.parse_args())
 
 
