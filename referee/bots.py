@@ -18,6 +18,7 @@ import difflib
 import os
 import shlex
 import shutil
+import stat
 import sys
 import tomllib
 from pathlib import Path
@@ -96,6 +97,31 @@ def resolve_program(argv: list[str], cwd: Path, origin: str) -> list[str]:
     return argv
 
 
+_MAX_MANIFEST_BYTES = 1 << 20
+
+
+def _read_manifest(path: Path) -> str:
+    """bot.toml's text, read without following a link (a built copy's folder is a stranger's to write).
+
+    BotSpecError for a link, something that is not a file (a FIFO would block
+    the read forever), a file over 1 MiB, or bytes that are not UTF-8.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BotSpecError(f"{path}: cannot be read as a plain file ({exc.strerror}); make bot.toml a file") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BotSpecError(f"{path}: not a plain file; make bot.toml a file")
+        data = handle.read(_MAX_MANIFEST_BYTES + 1)
+    if len(data) > _MAX_MANIFEST_BYTES:
+        raise BotSpecError(f"{path}: larger than 1 MiB; a bot.toml is a few lines")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BotSpecError(f"{path}: not UTF-8 text (byte {exc.start}); save bot.toml as UTF-8") from None
+
+
 def load_bot(text: str, *, base: Path | None = None, check_program: bool = True) -> BotSpec:
     """A bot from a folder with ``bot.toml`` or from a command line.
 
@@ -112,7 +138,7 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
             resolved = "" if os.path.isabs(text) else f" ({path.resolve()})"
             raise BotSpecError(f"{text}: folder{resolved} has no bot.toml; add one or pass a command line in quotes")
         try:
-            raw = tomllib.loads(manifest_path.read_text(encoding="utf-8"))
+            raw = tomllib.loads(_read_manifest(manifest_path))
             _check_manifest_keys(raw, manifest_path)
             manifest = msgspec.convert(raw, _Manifest)
         except tomllib.TOMLDecodeError as exc:
@@ -121,6 +147,8 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
             raise BotSpecError(f"{manifest_path}: {exc}") from None
         cwd = path.resolve()
         build = _split(manifest.build) if manifest.build else None
+        if build and build[0] in ("python", "python3"):
+            build = [sys.executable, *build[1:]]  # as for the command: famiglia's own interpreter
         argv = _split(manifest.command)
         if check_program and build is None:
             argv = resolve_program(argv, cwd, str(manifest_path))

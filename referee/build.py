@@ -1,72 +1,221 @@
-"""Building a bot before its first game, inside the same sandbox it will play in.
+"""Building a bot before its first game: a stranger's code, contained as the bot is.
 
-A build command is a stranger's code as much as the bot is (a Makefile runs
-anything), so it runs at the bot's sandbox level: no network, the host's files
-out of sight, only the bot's own folder writable (``referee.sandbox.prepare_build``).
+A build command runs anything (a Makefile, a shell line), so it is treated as
+an entrant's process like the bot itself (``referee.sandbox.prepare_build``):
+
+- it never runs in the bot's own folder: the folder is packed, and the build
+  runs in an unpacked copy in this machine's build cache, the only place it
+  may write, named by the package's SHA-256 (the same content is built once);
+- as root it runs as a uid of its own, so nothing it makes belongs to root;
+  without root, as the user's uid in a user namespace;
+- in a session of its own with no terminal (standard input is /dev/null,
+  its output is captured), no network, no capability, ``no_new_privs``, the
+  bot's limits;
+- afterwards every entry of the copy is made the referee's user's, with no
+  set-id bit and readable by all (``referee.bot_folder.make_safe_for_host``),
+  and the cache's records of what happened live beside the copy, where the
+  build could not write, and are opened without following links.
+
+Whatever a build does costs only its own entrant: ``BotBuildFailed`` with a
+one-line reason.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
-import stat
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
 
-from referee.bots import BotBuildFailed, BotSpec, BotSpecError, resolve_program
+from protocol.untrusted import bounded
+from referee.bot_folder import make_safe_for_host, pack_folder, remove_tree, unpack_package
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
 from referee.sandbox import prepare_build
 from referee.sandbox.view import foreign_program, unreadable_by_others
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["build_bot", "check_sandbox_view"]
+__all__ = ["build_bot", "build_cache", "build_package", "check_sandbox_view", "read_record"]
+
+_BUILD_TIMEOUT_S = 300.0
 
 
-def build_bot(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS, *, timeout_s: float = 300.0) -> BotSpec:
-    """Run the bot's build command (if any) in its folder, sandboxed; the spec ready to start."""
+def build_cache() -> Path:
+    """This machine's build cache: ``FAMIGLIA_BOT_CACHE``, else root's ``/var/cache/famiglia/bots``
+    or the user's ``$XDG_CACHE_HOME/famiglia/bots``; created 0700 and checked to be ours alone.
+
+    The bots' uids never need to enter it: the sandbox mounts a bot's folder
+    from it as root. BotSpecError when the folder is someone else's or open to
+    other users (a local user could otherwise plant links in it).
+    """
+    chosen = os.environ.get("FAMIGLIA_BOT_CACHE")
+    if chosen:
+        root = Path(chosen)
+    elif os.geteuid() == 0:
+        root = Path("/var/cache/famiglia/bots")
+    else:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "famiglia" / "bots"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = root.lstat()
+    if not root.is_dir() or root.is_symlink() or info.st_uid != os.geteuid():
+        raise BotSpecError(
+            f"the bot build cache {root} is not a folder of this user's; remove it, or set FAMIGLIA_BOT_CACHE"
+        )
+    os.chmod(root, 0o700)
+    return root
+
+
+def read_record(path: Path) -> str | None:
+    """The text of one of the cache's own records, never through a link; None when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link where a record should be: not ours, not read
+            os.unlink(path)
+            return None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(64 << 10).decode("utf-8", "replace")
+
+
+def _write_record(path: Path, text: str) -> None:
+    """Replace a record atomically, never writing through a link someone left at its name."""
+    partial = path.with_name(path.name + ".partial")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(text.encode("utf-8"))
+    os.replace(partial, path)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # one unpack and one build per machine
+        yield
+    finally:
+        os.close(fd)
+
+
+def build_package(
+    digest: str,
+    package: bytes,
+    name: str,
+    settings: RefereeSettings,
+    *,
+    retry_failed: bool = True,
+    timeout_s: float = _BUILD_TIMEOUT_S,
+) -> Path:
+    """The folder of ``package`` (the bytes ``pack_folder`` made, SHA-256 ``digest``) unpacked and built.
+
+    Built once per content and sandbox level on this machine, under a file
+    lock. A failed build is remembered with its reason: ``retry_failed``
+    builds it again (a host's own run), else the reason is raised again at
+    once (a Dask worker's other processes). BotBuildFailed or BotSpecError
+    saying why there is no folder.
+    """
+    root = build_cache()
+    key = f"{digest}-{settings.sandbox}"
+    entry = root / key
+    built, failed = root / f"{key}.built", root / f"{key}.failed"
+    with _locked(root / f"{key}.lock"):
+        if read_record(built) == digest and entry.is_dir():
+            return entry
+        reason = read_record(failed)
+        if reason is not None and not retry_failed:
+            raise BotBuildFailed(reason)
+        failed.unlink(missing_ok=True)
+        built.unlink(missing_ok=True)
+        remove_tree(entry)  # what a process killed mid-build left
+        try:
+            unpack_package(package, entry)
+            spec = msgspec.structs.replace(load_bot(str(entry), check_program=False), name=name)
+            if spec.build is None:
+                _make_safe(entry, name)  # readable by the bot's uid, whatever modes the package carried
+            else:
+                _run_build(spec, settings, timeout_s)
+        except (BotBuildFailed, BotSpecError) as exc:
+            _write_record(failed, str(exc))
+            raise
+        _write_record(built, digest)
+        return entry
+
+
+def build_bot(
+    spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS, *, timeout_s: float = _BUILD_TIMEOUT_S
+) -> BotSpec:
+    """The bot ready to start: ``spec`` itself when it has no build, else its built copy from the cache.
+
+    The copy's folder replaces the bot's own (``cwd``); the bot's folder is
+    never written. BotBuildFailed or BotSpecError with a one-line reason.
+    """
     if spec.build is None:
         return spec
+    try:
+        digest, package = pack_folder(Path(spec.cwd))
+    except OSError as exc:
+        raise BotSpecError(f"{spec.name}: its folder {spec.cwd} could not be read: {exc.strerror or exc}") from None
+    folder = build_package(digest, package, spec.name, settings, timeout_s=timeout_s)
+    built = load_bot(str(folder), check_program=False)
+    argv = resolve_program(built.command, folder, spec.name)
+    return msgspec.structs.replace(spec, command=argv, cwd=str(folder), build=None)
+
+
+def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> None:
+    """Run ``spec``'s build in its (unpacked) folder, then make the folder safe; BotBuildFailed saying why."""
+    assert spec.build is not None
+    folder = Path(spec.cwd)
     launch = prepare_build(spec, settings)
     try:
-        done = subprocess.run(
-            launch.argv,
-            cwd=spec.cwd,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout_s,
-            check=False,
-            env=settings.bot_environment(),
-            pass_fds=launch.pass_fds,
-        )
-    except FileNotFoundError:
-        raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
-    except subprocess.TimeoutExpired:
-        raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
+        if launch.uid is not None:
+            make_safe_for_host(folder, owner=launch.uid)  # the build's uid writes only here
+        try:
+            done = subprocess.run(
+                launch.argv,
+                cwd=spec.cwd,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout_s,
+                check=False,
+                env=settings.bot_environment(),
+                pass_fds=launch.pass_fds,
+                # No controlling terminal: it cannot open /dev/tty, push input into
+                # the host's terminal (TIOCSTI) or write escapes to it.
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
+        except subprocess.TimeoutExpired:
+            raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
+        finally:
+            # Whatever the build left, and however it ended, nothing in the folder stays its own.
+            _make_safe(folder, spec.name)
     finally:
         launch.release()
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise BotBuildFailed(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)[:600]}")
-    _drop_set_id_bits(Path(spec.cwd))
-    argv = resolve_program(spec.command, Path(spec.cwd), spec.name)
-    return msgspec.structs.replace(spec, command=argv, build=None)
+        output = (done.stderr or done.stdout).decode("utf-8", "replace")
+        tail = output.strip().splitlines()[-3:]
+        raise BotBuildFailed(bounded(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)}", 700))
 
 
-def _drop_set_id_bits(folder: Path) -> None:
-    """Clear setuid and setgid bits a build left in the bot's folder.
-
-    As root a build keeps uid 0 (without capabilities), and the owner of a
-    file may set its setuid bit: a setuid-root program in the bot's folder
-    would be a way up for any local user of the host. Symbolic links are not
-    followed.
-    """
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            mode = os.lstat(path).st_mode
-            if stat.S_ISREG(mode) and mode & (stat.S_ISUID | stat.S_ISGID):
-                os.chmod(path, stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID), follow_symlinks=False)
+def _make_safe(folder: Path, name: str) -> None:
+    try:
+        make_safe_for_host(folder, owner=0 if os.geteuid() == 0 else None)
+    except OSError as exc:
+        # The copy cannot be trusted: it goes, and the entrant's build fails.
+        remove_tree(folder)
+        raise BotBuildFailed(f"{name}: its build left a folder that could not be made safe: {exc}") from None
 
 
 def check_sandbox_view(spec: BotSpec, settings: RefereeSettings = DEFAULT_SETTINGS) -> None:

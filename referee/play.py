@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from referee.bots import BotSpec
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.build import build_bot, check_sandbox_view
 from referee.errors import BotError
 from referee.games import get_rules
@@ -22,7 +22,7 @@ from referee.private import make_private_dirs, write_private
 from referee.seats import WarmPool, cold_seats, warm_seats
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["check_table", "play_match", "prepare_bots", "save_stderr"]
+__all__ = ["check_table", "play_match", "prepare_bots", "prepare_entrants", "save_stderr"]
 
 
 def prepare_bots(specs: Sequence[BotSpec], settings: RefereeSettings = DEFAULT_SETTINGS) -> list[BotSpec]:
@@ -31,15 +31,40 @@ def prepare_bots(specs: Sequence[BotSpec], settings: RefereeSettings = DEFAULT_S
     BotBuildFailed when a build fails; BotSpecError when a bot could not read
     its own files at its sandbox level.
     """
-    built: dict[tuple[str, str], BotSpec] = {}
-    ready = []
-    for spec in specs:
+    ready, failed = prepare_entrants(specs, settings)
+    for error in failed.values():
+        raise error
+    return ready
+
+
+def prepare_entrants(
+    specs: Sequence[BotSpec], settings: RefereeSettings = DEFAULT_SETTINGS
+) -> tuple[list[BotSpec], dict[int, BotBuildFailed | BotSpecError]]:
+    """Each distinct bot built once, in its sandbox: the specs ready to start, and why the others cannot.
+
+    An entrant whose build fails, or whose files its sandbox could not show it,
+    is in the second value (by index) with its error; its spec stays as given.
+    One entrant's failure is its own: the others are built all the same.
+    """
+    built: dict[tuple[str, str], BotSpec | BotBuildFailed | BotSpecError] = {}
+    ready: list[BotSpec] = []
+    failed: dict[int, BotBuildFailed | BotSpecError] = {}
+    for index, spec in enumerate(specs):
         key = (spec.cwd, " ".join(spec.command))
         if key not in built:
-            built[key] = build_bot(spec, settings)
-            check_sandbox_view(built[key], settings)
-        ready.append(built[key])
-    return ready
+            try:
+                made = build_bot(spec, settings)
+                check_sandbox_view(made, settings)
+                built[key] = made
+            except (BotBuildFailed, BotSpecError) as exc:
+                built[key] = exc
+        outcome = built[key]
+        if isinstance(outcome, BotSpec):
+            ready.append(outcome)
+        else:
+            ready.append(spec)
+            failed[index] = outcome
+    return ready, failed
 
 
 def check_table(game: str, variants: dict[str, str], players: int) -> None:

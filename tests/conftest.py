@@ -21,6 +21,23 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Builds go to a cache of the suite's own, not the machine's (``referee.build.build_cache``).
+
+    Set in the environment, so the CLI's subprocesses and the tournament
+    workers the tests start use it too.
+    """
+    folder = tmp_path_factory.mktemp("build-cache") / "bots"
+    before = os.environ.get("FAMIGLIA_BOT_CACHE")
+    os.environ["FAMIGLIA_BOT_CACHE"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("FAMIGLIA_BOT_CACHE", None)
+    else:
+        os.environ["FAMIGLIA_BOT_CACHE"] = before
+
+
 @pytest.fixture
 def passer_bot() -> Path:
     return TEST_BOTS / "passer"

@@ -121,9 +121,11 @@ def _drop_to(uid: int | None) -> list[str]:
     return [*switch, "--nnp", "--inh-caps", "-all", "--bounding-set", "-all"]
 
 
-def _bwrap_flags(level: SandboxLevel, host: HostSupport, seccomp_fd: int) -> list[str]:
+def _bwrap_flags(level: SandboxLevel, host: HostSupport, seccomp_fd: int, *, new_session: bool) -> list[str]:
     assert host.bwrap is not None
     flags = [host.bwrap]
+    if new_session:
+        flags.append("--new-session")
     if not host.root:
         flags += ["--unshare-user", "--disable-userns"]
     flags += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--hostname", "famiglia"]
@@ -172,9 +174,13 @@ def launcher_argv(
         drop = [host.setpriv, *_drop_to(uid), "--pdeathsig", "KILL", "--"]
     if fifo is not None:
         last = [host.sh, "-c", _EXEC, FIFO_INSIDE, *argv]
-    else:  # a build: what it writes must be readable by the bot's own uid later
+    else:  # a build: what it writes is made readable by every uid afterwards (referee.build)
         last = [host.sh, "-c", 'umask 022; exec "$@"', "build", *argv]
-    return [*head, *limit, *_bwrap_flags(level, host, seccomp_fd), *view, *inside, *drop, *last]
+    # A bot already leads a session of its own with pipes for its standard
+    # streams (referee.process); a build is run by subprocess, so bwrap also
+    # makes it a session of its own, with no controlling terminal.
+    sandbox = _bwrap_flags(level, host, seccomp_fd, new_session=fifo is None)
+    return [*head, *limit, *sandbox, *view, *inside, *drop, *last]
 
 
 class _UidPool:
@@ -450,9 +456,13 @@ def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
     """Plan a bot's build at ``settings.sandbox``: its folder writable, the rest as for the bot.
 
     A build is a stranger's code too (a Makefile runs anything). It runs with
-    no network and sees what the bot would see, with its own folder writable.
-    As root it keeps uid 0 (the folder is usually root's) but no capability;
-    without root, the user's uid in a user namespace.
+    no network and sees what the bot would see, with its own folder (a copy
+    in the build cache: ``referee.build``) writable. As root it runs as a uid
+    of its own (``launch.uid``: the caller gives it the folder first), with
+    no capability and the bot's limits, the process count included; without
+    root, the user's uid in a user namespace. Either way in a session of its
+    own (``--new-session``): no terminal to write to or push input into.
+    The caller must ``release()`` the launch.
     """
     level = require_level(settings.sandbox)
     argv = list(spec.build or [])
@@ -463,11 +473,12 @@ def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
     if problem is not None:
         raise SandboxUnavailable(problem)
     building = BotSpec(name=spec.name, command=argv, cwd=spec.cwd, language=spec.language)
-    launch = Launch(level, [], uid=None, fifo=None, seccomp_fd=None)
+    uid = _uids.acquire(settings.bot_uid_base) if host.root else None
+    launch = Launch(level, [], uid=uid, fifo=None, seccomp_fd=None)
     try:
         launch.seccomp_fd = _seccomp_fd(level)
         launch.argv = launcher_argv(
-            level, building, settings.limits, host, uid=None, fifo=None, seccomp_fd=launch.seccomp_fd,
+            level, building, settings.limits, host, uid=uid, fifo=None, seccomp_fd=launch.seccomp_fd,
             writable=spec.cwd,
         )  # fmt: skip
     except BaseException:

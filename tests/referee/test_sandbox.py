@@ -472,8 +472,11 @@ def test_a_build_runs_sandboxed_and_leaves_no_setuid_program(tmp_path: Path) -> 
     (folder / "bot.toml").write_text(f'name = "b"\ncommand = "./bot"\nbuild = "{build}"\n')
     (spec,) = prepare_bots([load_bot(str(folder))])
     assert spec.build is None and spec.command[0].endswith("bot")
-    assert (folder / "done").exists() and not outside.exists()
-    mode = (folder / "bot").stat().st_mode
+    built = Path(spec.cwd)
+    # It built a copy: the bot's own folder is as it was.
+    assert built != folder and not (folder / "done").exists() and not (folder / "bot").exists()
+    assert (built / "done").exists() and not outside.exists()
+    mode = (built / "bot").stat().st_mode
     assert mode & (stat.S_ISUID | stat.S_ISGID) == 0 and mode & stat.S_IXUSR
 
 

@@ -16,6 +16,7 @@ clock again, and the check that failed already says what to fix.
 from __future__ import annotations
 
 import os
+import stat
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ import trio
 
 from protocol.codec import ProtocolViolation, decode_bot_message
 from protocol.messages import Action, Ready
+from referee.bot_folder import walk_entries
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.build import build_bot, check_sandbox_view
 from referee.errors import BotError
@@ -244,17 +246,18 @@ def _folder_snapshot(folder: Path) -> dict[str, tuple[int, int]] | None:
     own, and skips them silently where the folder is read-only.
     """
     found = {}
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [name for name in dirs if name != "__pycache__"]
-        for name in files:
-            path = Path(root, name)
-            try:
-                info = path.stat()
-            except OSError:
+    try:
+        # Links are not followed (a link's own size and time are watched) and the
+        # walk is not recursive: a folder nested deeper than Python's recursion
+        # limit is walked like any other.
+        for path, info in walk_entries(folder, skip=frozenset({"__pycache__"})):
+            if stat.S_ISDIR(info.st_mode):
                 continue
-            found[str(path.relative_to(folder))] = (info.st_size, info.st_mtime_ns)
+            found[str(Path(path).relative_to(folder))] = (info.st_size, info.st_mtime_ns)
             if len(found) > _WATCHED_FILES:
                 return None
+    except OSError:
+        return None
     return found
 
 
@@ -488,7 +491,6 @@ async def check_bot(
     """
     get_rules(game)  # ValueError for an unknown game, before anything starts
     began = trio.current_time()
-    folder = Path(bot.cwd)
     progress("build")
     try:
         bot = await trio.to_thread.run_sync(build_bot, bot, settings)
@@ -505,6 +507,7 @@ async def check_bot(
             games=0,
             seconds=round(trio.current_time() - began, 2),
         )
+    folder = Path(bot.cwd)  # the folder it runs from: its built copy when it has a build
     files_before = _folder_snapshot(folder)
     async with open_pool(settings) as pool:
         run = _Run(bot, game, settings, pool)

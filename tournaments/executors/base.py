@@ -19,6 +19,7 @@ import trio
 
 from protocol.untrusted import bounded
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
+from referee.errors import BotCrashed, BotError
 from referee.games import UnknownGame
 from referee.games.base import UnknownVariant
 from referee.match import MatchRecord
@@ -76,6 +77,12 @@ class TournamentWork(msgspec.Struct, frozen=True, kw_only=True):
     """Games at once, in all."""
     warm: bool
     """The seat source, chosen once: warm processes kept across games, or a fresh process per game."""
+    unavailable: dict[int, str] = {}
+    """Entrants (by index) whose bot cannot start (its build failed, ...), with the reason: their seats forfeit."""
+
+    def dead_entrants(self) -> dict[int, BotError]:
+        """``unavailable`` as the error each such entrant's seats fail with."""
+        return {entrant: BotCrashed(f"cannot start: {reason}") for entrant, reason in self.unavailable.items()}
 
     @property
     def max_games_per_process(self) -> int:

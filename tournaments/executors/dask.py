@@ -51,9 +51,10 @@ from distributed.comm import parse_address
 from distributed.comm.addressing import parse_host_port
 
 from protocol.untrusted import bounded
+from referee.bot_folder import pack_folder
 from referee.private import make_private_dirs, write_private
 from tournaments.executors.base import STOPS_THE_RUN, GameDone, GameFailed, Report, TournamentWork, WorkerFailed
-from tournaments.executors.bot_packages import ShippedBot, is_folder_bot, pack_folder
+from tournaments.executors.bot_packages import ShippedBot, is_folder_bot
 from tournaments.executors.dask_worker import DaskSetup, NoReferee, TournamentPlugin, decode_answers, play_games
 from tournaments.playing import replays_folder
 from tournaments.schedule import ScheduledGame

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import trio
 
-from referee.play import prepare_bots
+from referee.play import prepare_entrants
 from referee.seats import WarmPool, open_pool
 from tournaments.executors.base import GameDone, Report, TournamentWork, harness_failure
 from tournaments.playing import play_scheduled
@@ -18,8 +18,9 @@ class InProcessExecutor:
     """Referee every game in this process: one Trio task per game slot, one pool of bot processes."""
 
     async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
-        bots = await trio.to_thread.run_sync(prepare_bots, work.bots, work.settings)
-        ready = msgspec.structs.replace(work, bots=bots)
+        bots, failed = await trio.to_thread.run_sync(prepare_entrants, work.bots, work.settings)
+        # An entrant whose build failed forfeits its seats; the others play.
+        ready = msgspec.structs.replace(work, bots=bots, unavailable={i: str(e) for i, e in failed.items()})
         async with (
             games,
             open_pool(work.settings, max_games=work.max_games_per_process) as pool,
@@ -36,8 +37,9 @@ async def _play_from(
         async for game in games:
             try:
                 record = await play_scheduled(
-                    work.config, work.bots, work.settings, game, pool, tournament=work.tournament
-                )
+                    work.config, work.bots, work.settings, game, pool, tournament=work.tournament,
+                    unavailable=work.dead_entrants(),
+                )  # fmt: skip
             except Exception as exc:
                 # A harness bug costs this game only; a fault of the machine stops the run.
                 if (failure := harness_failure(game, exc)) is None:

@@ -27,7 +27,7 @@ import msgspec
 import trio
 
 from protocol.codec import LineReader, StreamClosed
-from referee.play import prepare_bots
+from referee.play import prepare_entrants
 from referee.process import signal_name
 from referee.seats import open_pool
 from tournaments.executors.base import (
@@ -71,9 +71,10 @@ class ProcessExecutor:
 
     async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
         # Built once here, not once per worker.
-        bots = await trio.to_thread.run_sync(prepare_bots, work.bots, work.settings)
+        bots, failed = await trio.to_thread.run_sync(prepare_entrants, work.bots, work.settings)
         setup = WorkerSetup(
-            work=msgspec.structs.replace(work, bots=bots),
+            # An entrant whose build failed forfeits its seats; the others play.
+            work=msgspec.structs.replace(work, bots=bots, unavailable={i: str(e) for i, e in failed.items()}),
             concurrency=max(1, math.ceil(work.concurrency / self.workers)),
         )
         async with games, trio.open_nursery() as nursery:
@@ -174,8 +175,9 @@ async def serve() -> None:
             answer: GameDone | GameFailed
             try:
                 record = await play_scheduled(
-                    work.config, work.bots, work.settings, job.game, pool, tournament=work.tournament
-                )
+                    work.config, work.bots, work.settings, job.game, pool, tournament=work.tournament,
+                    unavailable=work.dead_entrants(),
+                )  # fmt: skip
                 answer = GameDone(game=job.game, record=record)
             except Exception as exc:
                 # A harness bug costs this game only; the host records it.
