@@ -90,34 +90,67 @@ def _packable(mode: int) -> bool:
     return stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
 
 
-def _member_filter(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo | None:
-    """Keep files, folders and links whose names stay inside ``destination``; drop anything else.
-
-    A symbolic link may name any target: it is resolved inside the sandbox,
-    which shows only the system, the runtime and the bot's own folder. A hard
-    link must stay inside (it would otherwise link a host file into the folder).
-    """
-    if member.issym():
-        return tarfile.tar_filter(member, destination)
-    if member.islnk():
-        return tarfile.data_filter(member, destination)
-    if member.isfile() or member.isdir():
-        return tarfile.data_filter(member, destination)
-    return None
-
-
 def unpack_package(package: bytes, folder: Path) -> None:
     """Unpack ``pack_folder``'s bytes into ``folder`` (which must not exist yet).
 
-    BotSpecError for an archive that is not one or holds a name that leaves
-    the folder. Set-id bits and group and other write are dropped on the way.
+    Only files, folders and links are made; anything else is left out. A name
+    that leaves the folder (``..``, or through a link unpacked before it), a
+    hard link to something outside it, or a name given twice is refused:
+    BotSpecError. A leading ``/`` is dropped. A symbolic link may name any
+    target: it is resolved inside the sandbox, which shows only the system,
+    the runtime and the bot's own folder. Modes are the package's without
+    set-id, sticky, or group and other write bits.
+
+    Written here rather than with tarfile's extraction filters, which Python
+    3.11 has only from 3.11.4 on (Debian 12 ships 3.11.2).
     """
     folder.mkdir(mode=0o700)
+    top = os.path.realpath(folder)
     try:
         with tarfile.open(fileobj=io.BytesIO(package), mode="r:") as archive:
-            archive.extractall(folder, filter=_member_filter)
-    except (tarfile.TarError, OSError) as exc:
+            for member in archive:
+                _unpack_member(archive, member, top)
+    except (tarfile.TarError, OSError, ValueError) as exc:
         raise BotSpecError(f"a bot package could not be unpacked: {exc}") from None
+
+
+def _inside(top: str, name: str) -> str:
+    """The path ``name`` (a member's or a hard link's) stands for below ``top``; ValueError when it leaves it."""
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ValueError(f"{name!r} leaves the folder")
+    target = os.path.join(top, *parts)
+    # Through a link unpacked before it, a name can still lead out: the folder above must stay inside.
+    parent = os.path.realpath(os.path.dirname(target))
+    if parent != top and not parent.startswith(top + os.sep):
+        raise ValueError(f"{name!r} leads out of the folder through a link")
+    return target
+
+
+def _unpack_member(archive: tarfile.TarFile, member: tarfile.TarInfo, top: str) -> None:
+    if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
+        return  # a device, a FIFO: nothing a bot needs
+    target = _inside(top, member.name)
+    mode = member.mode & 0o755
+    if member.isdir():
+        if os.path.lexists(target) and not stat.S_ISDIR(os.lstat(target).st_mode):
+            raise ValueError(f"{member.name!r} is given twice")
+        os.makedirs(target, mode=0o700, exist_ok=True)
+        os.chmod(target, mode | 0o700)  # a folder (checked above), not a link
+    elif member.issym():
+        os.symlink(member.linkname, target)
+    elif member.islnk():
+        source = _inside(top, member.linkname)
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            raise ValueError(f"hard link {member.name!r} to {member.linkname!r}, which is not a file")
+        os.link(source, target, follow_symlinks=False)
+    else:
+        data = archive.extractfile(member)
+        assert data is not None
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode | 0o600)
+        with os.fdopen(fd, "wb") as out:
+            while chunk := data.read(1 << 20):
+                out.write(chunk)
 
 
 def make_safe_for_host(folder: Path, *, owner: int | None) -> None:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import sqlite3
 import stat
+import subprocess
 import sys
 import tarfile
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -244,8 +247,19 @@ def test_a_package_whose_names_leave_its_folder_is_refused(
     assert not (tmp_path / "escaped").exists()
 
 
+def test_a_package_cannot_write_through_a_link_it_unpacked_first(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    package = archive(member("out", tarfile.SYMTYPE, link=str(outside)), member("out/evil", data=b"x"))
+    with pytest.raises(BotSpecError, match="leads out of the folder through a link"):
+        unpack_package(package, tmp_path / "unpacked")
+    assert list(outside.iterdir()) == []
+
+
 def test_an_absolute_name_in_a_package_lands_inside_its_folder(tmp_path: Path) -> None:
-    unpack_package(archive(member("/etc/famiglia-escaped", data=b"x")), tmp_path / "out")
+    unpack_package(
+        archive(member("/etc", tarfile.DIRTYPE), member("/etc/famiglia-escaped", data=b"x")), tmp_path / "out"
+    )
     assert (tmp_path / "out" / "etc" / "famiglia-escaped").read_bytes() == b"x"
     assert not Path("/etc/famiglia-escaped").exists()
 
@@ -306,3 +320,45 @@ def test_a_failed_build_through_play_is_one_line_naming_the_bot(tmp_path: Path) 
     with pytest.raises(BotBuildFailed, match=r"^builder: build failed \(exit 2\): oops$"):
         prepare_bots([load_bot(str(folder))])
     assert host_support().bwrap is not None
+
+
+@pytest.mark.slow
+def test_a_regular_users_build_has_no_terminal_either(tmp_path: Path) -> None:
+    # The same attack with the referee running as a regular user: the build runs
+    # as that user in a user namespace, in a session of its own.
+    from tests.referee.test_containment import _interpreter_for_others, _regular_user
+
+    user = _regular_user()
+    python = _interpreter_for_others()
+    host = Path(tempfile.mkdtemp(prefix="famiglia-host-", dir="/tmp"))
+    try:
+        os.chmod(host, 0o755)
+        code = host / "code"
+        for name in ("protocol", "referee"):
+            shutil.copytree(ROOT / name, code / name, ignore=shutil.ignore_patterns("__pycache__"))
+        for module in ("msgspec", "trio", "attr", "attrs", "sortedcontainers", "idna", "outcome", "sniffio"):
+            source = Path(__import__(module).__file__ or "").parent
+            shutil.copytree(source, code / module, ignore=shutil.ignore_patterns("__pycache__"))
+        folder = bot_folder(host, "python3 attack.py", files={"attack.py": TERMINAL_ATTACK})
+        os.chown(folder, user.pw_uid, user.pw_gid)
+        subprocess.run(["chmod", "-R", "o+rX", str(host)], check=True)
+        cache = host / "cache"
+        cache.mkdir()
+        os.chown(cache, user.pw_uid, user.pw_gid)
+        code_line = f"from referee.build import build_bot; from referee.bots import load_bot; print('BUILT', build_bot(load_bot({str(folder)!r})).cwd)"
+        env = {"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "PYTHONPATH": str(code), "LANG": "C.UTF-8",
+               "FAMIGLIA_BOT_CACHE": str(cache / "bots")}  # fmt: skip
+        argv = ["--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups", python, "-c", code_line]
+        child = pexpect.spawn("setpriv", argv, cwd=str(host), env=env, timeout=120)
+        child.expect(pexpect.EOF)
+        output = child.before.decode("utf-8", "replace")
+        child.close()
+        assert child.exitstatus == 0, output
+        built = Path(output.split("BUILT", 1)[1].strip())
+        seen = (built / "seen").read_text().split()
+        assert seen and seen[0].startswith("tty-refused"), seen
+        assert not any(item.startswith("tiocsti") for item in seen), seen
+        assert "\x1b" not in output and "PWNED" not in output
+        assert all(info.st_uid == user.pw_uid for info in entries(built))
+    finally:
+        subprocess.run(["rm", "-rf", str(host)], check=False)

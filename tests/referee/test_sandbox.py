@@ -174,9 +174,11 @@ def test_a_root_referee_refuses_to_run_bots_as_root(monkeypatch: pytest.MonkeyPa
 
 
 def test_a_uid_base_too_high_for_a_block_of_bot_uids_is_refused_with_the_highest_that_fits(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(launch_module, "host_support", lambda: HOST)
+    # Locks of the test's own: another referee on the machine may hold the top block right now.
+    monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(tmp_path / "uid-blocks"))
     highest = 2**31 - 1 - launch_module._UIDS_PER_REFEREE  # its last uid is 2**31 - 2
     with pytest.raises(SandboxUnavailable, match=f"no room for a block of 8192 bot uids.*at most {highest}"):
         prepare_launch(BOT, RefereeSettings(bot_uid_base=highest + 1))
