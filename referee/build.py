@@ -199,7 +199,9 @@ def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> No
         except subprocess.TimeoutExpired:
             raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
         finally:
-            # Whatever the build left, and however it ended, nothing in the folder stays its own.
+            # Whatever the build left, and however it ended, nothing of it runs on
+            # and nothing in the folder stays its own.
+            launch.kill_tree()
             _make_safe(folder, spec.name)
     finally:
         launch.release()

@@ -40,6 +40,7 @@ import tempfile
 import threading
 
 from referee.bots import BotSpec
+from referee.sandbox.cgroups import BotCgroup, cgroup_support
 from referee.sandbox.host import HostSupport, host_support
 from referee.sandbox.limits import prlimit_flags
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
@@ -57,7 +58,8 @@ LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
 # forever instead of starting a bot that sees end of input and leaves.
 _EXEC = 'exec "$@" 1<>"$0"'
 # Goes on only while the process that spawned the chain ($0) is still its parent.
-_STILL_OURS = 'test "$PPID" = "$0" || exit 125; exec "$@"'
+_STILL_OURS = 'test "$PPID" = "$0" || exit 125; '
+_GO_ON = 'exec "$@"'
 # 2,048 games of four at once; from the default base 0x70000000 that leaves
 # 32,767 blocks below 2**31 (see _claim_block), far more than referees on one host.
 _UIDS_PER_REFEREE = 8192
@@ -145,13 +147,16 @@ def launcher_argv(
     fifo: str | None,
     seccomp_fd: int,
     writable: str | None = None,
+    join: str = "",
 ) -> list[str]:
     """The full argv that starts ``spec`` at ``level`` (pure: builds, runs nothing).
 
     ``uid``: the bot's own uid (root referee); ``fifo``: the path its stdout is
     opened on (None: it keeps the inherited stdout, as a build does);
     ``seccomp_fd``: a descriptor the filter can be read from;
-    ``writable``: a folder the command may write (a build's).
+    ``writable``: a folder the command may write (a build's);
+    ``join``: shell that moves the chain's first shell into the bot's control
+    group (``BotCgroup.join_script``), so that the whole tree is in it.
     """
     argv = list(spec.command)
     if level == "none":
@@ -161,7 +166,9 @@ def launcher_argv(
         # A parent-death signal set after the parent died never comes: when the
         # referee is killed while it spawns, the chain could outlive it. So the
         # link after setpriv checks that its parent is still the referee.
-        head = [host.setpriv, "--pdeathsig", "KILL", "--", host.sh, "-c", _STILL_OURS, str(os.getpid())]
+        head = [host.setpriv, "--pdeathsig", "KILL", "--", host.sh, "-c", _STILL_OURS + join + _GO_ON, str(os.getpid())]
+    elif join:
+        head = [host.sh, "-c", join + _GO_ON, "join"]
     # RLIMIT_NPROC counts every process of a uid and root is exempt, so it means
     # something only for a bot with a uid of its own.
     assert host.prlimit is not None
@@ -390,6 +397,8 @@ class Launch:
         self.uid = uid
         self.fifo = fifo
         self.seccomp_fd = seccomp_fd
+        self.cgroup: BotCgroup | None = None
+        """The control group of the bot's whole tree (None: this host has none to give)."""
         # bwrap reports a bot killed by signal N as exit 128+N.
         self.signal_exit_codes = level != "none"
         self.namespaced = level != "none"
@@ -415,8 +424,16 @@ class Launch:
             os.close(self.seccomp_fd)
             self.seccomp_fd = None
 
+    def kill_tree(self) -> None:
+        """SIGKILL every process of the bot's tree still in its control group (nothing without one)."""
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+
     def release(self) -> None:
         self.spawned()
+        if self.cgroup is not None:
+            self.cgroup.remove()  # kills what is left of the tree, then the group goes
+            self.cgroup = None
         if self.fifo is not None:
             _fifos.remove(self.fifo)
             self.fifo = None
@@ -443,9 +460,11 @@ def prepare_launch(spec: BotSpec, settings: RefereeSettings) -> Launch:
     try:
         launch.fifo = _fifos.make_fifo(uid)
         launch.seccomp_fd = _seccomp_fd(level)
+        launch.cgroup = _tree_group("bot", settings.limits)
         launch.argv = launcher_argv(
-            level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd
-        )
+            level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd,
+            join=launch.cgroup.join_script() if launch.cgroup is not None else "",
+        )  # fmt: skip
     except BaseException:
         launch.release()
         raise
@@ -477,14 +496,41 @@ def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
     launch = Launch(level, [], uid=uid, fifo=None, seccomp_fd=None)
     try:
         launch.seccomp_fd = _seccomp_fd(level)
+        launch.cgroup = _tree_group("build", settings.limits)
         launch.argv = launcher_argv(
             level, building, settings.limits, host, uid=uid, fifo=None, seccomp_fd=launch.seccomp_fd,
-            writable=spec.cwd,
+            writable=spec.cwd, join=launch.cgroup.join_script() if launch.cgroup is not None else "",
         )  # fmt: skip
     except BaseException:
         launch.release()
         raise
     return launch
+
+
+_group_numbers = itertools.count()
+
+
+def _tree_group(kind: str, limits: BotLimits) -> BotCgroup | None:
+    """A control group for one bot's (or build's) whole tree with what this host can bound; None without any.
+
+    ``memory_mb`` (plus the ``tmp_mb`` its private /tmp takes) bounds the
+    memory of the whole tree, shared memory and memfd included, which the
+    per-process RLIMIT_AS does not see; ``processes`` its tasks, without root
+    too; one core its CPU, so that no number of processes or sessions gives a
+    bot more than one core's time. What the host lacks is said in the
+    sandbox's summary line (``sandbox_summary``), never left out silently.
+    """
+    support = cgroup_support()
+    if support.version == "none":
+        return None
+    memory = (limits.memory_mb + limits.tmp_mb) << 20 if limits.memory_mb > 0 and support.memory else 0
+    return BotCgroup.create(
+        f"{kind}-{next(_group_numbers)}",
+        memory_bytes=memory,
+        max_processes=limits.processes if support.processes else 0,
+        cores=1.0 if support.cpu_bound else 0.0,
+        support=support,
+    )
 
 
 def sandbox_summary(level: SandboxLevel) -> str:
@@ -493,4 +539,8 @@ def sandbox_summary(level: SandboxLevel) -> str:
         return "unconfined: bots run as you, with your files and the network"
     who = "a uid of their own each" if host_support().root else "your uid in a user namespace"
     extra = ", stricter system call filter" if level == "strict" else ""
-    return f"bots run as {who}, see only the system, their runtime and their own files, no network{extra}"
+    summary = f"bots run as {who}, see only the system, their runtime and their own files, no network{extra}"
+    missing = cgroup_support().missing()
+    if missing is None:
+        return summary + "; each bot's whole tree bounded in memory, processes and CPU (a control group)"
+    return f"{summary}; not given on this host: {missing}"

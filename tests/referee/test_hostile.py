@@ -28,6 +28,7 @@ from referee.match import MatchRecord, MatchSpec
 from referee.play import play_match
 from referee.replay import read_replay, verify_replay
 from referee.sandbox import host_support, require_level
+from referee.sandbox.cgroups import cgroup_support
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import TEST_BOTS, processes_in, wait_until_gone
 
@@ -270,4 +271,30 @@ async def test_a_grandchild_that_escaped_with_setsid_is_alive_during_the_game(tm
         nursery.cancel_scope.cancel()
     assert record.result.terminations == []
     assert max(seen) >= 3  # the bot, its grandchild and great-grandchild (plus the sandbox's init)
+    assert_no_process_left(folder)
+
+
+@pytest.mark.parametrize("bot", ["memfd_hog", "tree_hog"])
+@pytest.mark.parametrize("level", ["standard", "strict"])
+async def test_memory_the_per_process_limit_misses_is_bounded_for_the_whole_tree(
+    bot: str, level: str, tmp_path: Path, arena: Path
+) -> None:
+    # memfd pages escape RLIMIT_AS, and children each get their own: only the
+    # bot's control group, sized by memory_mb, bounds what the tree holds.
+    require_level(level)
+    support = cgroup_support()
+    if not support.memory:
+        pytest.skip(f"no cgroup memory bound on this host: {support.missing()}")
+    folder = copy_bot(arena, bot)
+    settings = RefereeSettings(
+        sandbox=require_level(level),
+        limits=BotLimits(memory_mb=256),
+        time=TimeControl(startup_ms=10_000, move_ms=20_000, bank_ms=0),
+    )
+    record, _ = await play_zoo_match(load_bot(str(folder)), settings, tmp_path, arena)
+    assert_others_played_a_valid_game(record, tmp_path)
+    (termination,) = record.result.terminations
+    assert termination.kind == "crash", termination
+    # Exit 9 is the bot's own word that nothing stopped it.
+    assert "exited with code 9" not in termination.reason and "unchecked" not in termination.reason, termination
     assert_no_process_left(folder)
