@@ -81,6 +81,8 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Resource limits per bot process at the standard and strict levels."""
     bot_uid_base: int = 0x70000000
     """When the referee is root, each bot runs as its own uid counted from here (0: keep root's uid)."""
+    runtimes: tuple[str, ...] = ()
+    """Folders of the host every bot and build sees read-only at the standard and strict levels (a toolchain)."""
 
     def bot_environment(self) -> dict[str, str]:
         env = {key: os.environ[key] for key in _INHERITED_ENV if key in os.environ}

@@ -56,6 +56,7 @@ import difflib
 import hashlib
 import json
 import math
+import os
 import tomllib
 import typing
 from collections.abc import Callable, Iterable
@@ -68,6 +69,7 @@ from referee.bots import BotSpec, BotSpecError, load_bot
 from referee.games import GAME_NAMES, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
+from referee.sandbox.runtimes import runtime_problem
 from tournaments.sanity import MAX_GAMES, folder_problem
 from tournaments.schedule import tables_for_games_per_entrant, williams_design
 from tournaments.settings import ExecutorSection, FormatSection, SandboxSection, TimeSection, value_problem
@@ -340,7 +342,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
             problems.append(f"{where('sandbox.level')}: {exc}")
             raw["sandbox"] = {key: value for key, value in raw_sandbox.items() if key != "level"}
     sections = {
-        name: _decode_section(cls, raw.get(name, {}), name, where, problems, skip=("table_sizes",))
+        name: _decode_section(cls, raw.get(name, {}), name, where, problems, skip=("table_sizes", "runtimes"))
         for name, cls in _SECTIONS.items()
     }
 
@@ -413,7 +415,8 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         problems.append(f"entrant: {given} entrants cannot fill a table of {max(sizes)}")
     _check_format(fmt, where, seen, given, problems)
 
-    sandbox = SandboxSection(**sections["sandbox"])
+    runtimes = _runtimes(raw.get("sandbox"), where, problems)
+    sandbox = msgspec.structs.replace(SandboxSection(**sections["sandbox"]), runtimes=runtimes)
     executor = ExecutorSection(**sections["executor"])
     if executor.scheduler is not None and not executor.scheduler.strip():
         problems.append(
@@ -477,6 +480,20 @@ def _entrants(raw_entrants: object, base: Path, problems: list[str]) -> tuple[li
             continue
         entrants.append(Entrant(name=entrant_name, bot=msgspec.structs.replace(spec, name=entrant_name)))
     return entrants, seen, len(raw_entrants)
+
+
+def _runtimes(raw_sandbox: object, where: Where, problems: list[str]) -> tuple[str, ...]:
+    """``runtimes`` of ``[tournament.sandbox]``, each folder checked as ``famiglia play --runtime`` checks it."""
+    if not isinstance(raw_sandbox, dict) or "runtimes" not in raw_sandbox:
+        return ()
+    given, at = raw_sandbox["runtimes"], where("sandbox.runtimes")
+    if not isinstance(given, list) or not all(isinstance(path, str) for path in given):
+        problems.append(f'{at}: expected a list of absolute folders in quotes, like ["/opt/jdk-21"], got {given!r}')
+        return ()
+    for path in given:
+        if (problem := runtime_problem(path)) is not None:
+            problems.append(f"{at}: {path}: {problem}")
+    return tuple(os.path.normpath(path) for path in given)
 
 
 def _check_format(fmt: FormatSection, where: Where, names: set[str], given: int, problems: list[str]) -> None:

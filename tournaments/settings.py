@@ -89,6 +89,8 @@ class SandboxSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     ] = DEFAULT_SETTINGS.sandbox
     limits: BotLimits = BotLimits()
     """Per bot process, at the standard and strict levels; each 0 means no limit."""
+    runtimes: tuple[str, ...] = ()
+    """Absolute folders of this machine every bot and build sees read-only (a toolchain); docs/sandbox.md."""
 
 
 FormatName = Literal["round-robin", "gauntlet", "head-to-head"]
@@ -147,6 +149,7 @@ def referee_settings(
         illegal_action=illegal_action,
         sandbox=sandbox.level,
         limits=sandbox.limits,
+        runtimes=sandbox.runtimes,
         margin_ms=time.margin_ms,
         game_wall_ms=time.game_wall_ms,
     )

@@ -148,6 +148,7 @@ def launcher_argv(
     seccomp_fd: int,
     writable: str | None = None,
     join: str = "",
+    runtimes: tuple[str, ...] = (),
 ) -> list[str]:
     """The full argv that starts ``spec`` at ``level`` (pure: builds, runs nothing).
 
@@ -173,7 +174,7 @@ def launcher_argv(
     # something only for a bot with a uid of its own.
     assert host.prlimit is not None
     limit = [host.prlimit, *prlimit_flags(spec, limits, root=host.root, with_nproc=uid is not None), "--"]
-    view = mount_flags(spec, fifo=fifo, tmp_bytes=limits.tmp_mb << 20, writable=writable)
+    view = mount_flags(spec, fifo=fifo, tmp_bytes=limits.tmp_mb << 20, writable=writable, runtimes=runtimes)
     inside = ["--chdir", spec.cwd, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--"]
     drop: list[str] = []
     if host.root:
@@ -463,7 +464,7 @@ def prepare_launch(spec: BotSpec, settings: RefereeSettings) -> Launch:
         launch.cgroup = _tree_group("bot", settings.limits)
         launch.argv = launcher_argv(
             level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd,
-            join=launch.cgroup.join_script() if launch.cgroup is not None else "",
+            join=launch.cgroup.join_script() if launch.cgroup is not None else "", runtimes=settings.runtimes,
         )  # fmt: skip
     except BaseException:
         launch.release()
@@ -500,6 +501,7 @@ def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
         launch.argv = launcher_argv(
             level, building, settings.limits, host, uid=uid, fifo=None, seccomp_fd=launch.seccomp_fd,
             writable=spec.cwd, join=launch.cgroup.join_script() if launch.cgroup is not None else "",
+            runtimes=settings.runtimes,
         )  # fmt: skip
     except BaseException:
         launch.release()

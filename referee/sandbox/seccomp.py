@@ -1,18 +1,50 @@
 """A seccomp filter for bots: classic BPF built here, handed to bubblewrap (``--seccomp FD``).
 
-The mount namespace already hides the host's folders, but a unix socket is
-reached through a path, and the paths a bot must see (the system folders, its
-runtime, its own folder) could hold one. So a bot may not create an
-``AF_UNIX`` socket at all: ``socket(AF_UNIX, ...)`` fails with EACCES.
-``socketpair`` stays allowed: a pair is connected only to itself. ``io_uring``
-could create sockets behind the filter's back, so it reports ENOSYS (runtimes
-fall back to ordinary calls). A system call of another ABI (32-bit x86 code on
-x86_64, x32) is refused whole, because its numbers differ.
+Seats must reach no channel to each other or to the host. The namespaces cut
+most: a network namespace of its own, a PID namespace, a view of the files.
+What they do not cover is refused here, at both levels:
 
-``strict`` refuses more: tracing, other processes' memory, kernel keyrings,
-BPF, perf events, userfaultfd, mounting, and new namespaces (``clone`` with a
-namespace flag, ``unshare``, ``setns``; ``clone3`` reports ENOSYS so that the C
-library falls back to ``clone``, whose flags the filter can read).
+- **Sockets are allow-listed by family.** ``socket()`` may create only
+  ``AF_INET`` and ``AF_INET6`` sockets: they live in the bot's empty network
+  namespace, and runtimes create them at start to probe for IPv4 and IPv6.
+  ``AF_UNIX`` fails with EACCES: a unix socket is reached through a path, and
+  the paths a bot must see (the system folders, its runtime, its own folder)
+  could hold one. Every other family fails with EAFNOSUPPORT, the kernel's own
+  answer for a family it lacks, which runtimes take as "not there". Several
+  families are not confined by the network namespace: ``AF_VSOCK`` ports are
+  one table for the whole machine (one seat bound ports spelling its hand, the
+  next read them by trying to bind the same ones); ``AF_NETLINK`` talks to
+  kernel subsystems; ``AF_ALG`` and the rest are kernel surface no bot needs.
+  A family the kernel adds tomorrow is refused too. ``socketpair`` stays
+  allowed: a pair is connected only to itself. Nothing a bot needs goes:
+  netlink would only list the empty namespace's ``lo``; without it
+  ``getifaddrs``, ``if_nameindex`` and what is built on them (Node's
+  ``os.networkInterfaces()``) fail with that same error, and ``getaddrinfo``'s
+  ``AI_ADDRCONFIG`` check assumes both IPv4 and IPv6.
+- **No new user namespace**: ``unshare`` and ``clone`` with ``CLONE_NEWUSER``
+  fail with EPERM. Inside one, a bot would hold every capability over it and
+  reach kernel code written for root (mounting, netfilter, more socket kinds).
+  Chromium and Electron need one for their own sandbox: such a bot must run
+  them with ``--no-sandbox``. bwrap is not hindered: it loads this filter last,
+  just before it starts the command, after its own namespaces exist.
+- **clone3 reports ENOSYS**: its flags sit in memory the filter cannot read,
+  so the C library falls back to ``clone``, whose flags it can.
+- **No kernel keyrings** (``keyctl``, ``add_key``, ``request_key``: EPERM).
+  Their users are Kerberos credential caches, disk and file encryption and
+  network file systems, none of them a bot's; a key is kernel state outside
+  the sandbox's view.
+- **No typing into a terminal**: ``ioctl(fd, TIOCSTI)`` pushes bytes into a
+  terminal's input as if typed, ``TIOCLINUX`` can do the same on a virtual
+  console; both fail with EPERM whatever terminal descriptor a build or bot
+  came by. The kernel reads the request as 32 bits, so the filter does too.
+- **io_uring reports ENOSYS**: it could create sockets and make other calls
+  behind the filter's back; runtimes fall back to ordinary calls.
+- A system call of another ABI (32-bit x86 code on x86_64, x32) is refused
+  whole, because its numbers differ.
+
+``strict`` refuses more: tracing, other processes' memory, BPF, perf events,
+userfaultfd, mounting, loading kernel modules, and every new namespace
+(``clone`` with any namespace flag, ``unshare`` and ``setns`` whole).
 
 Only x86_64 and aarch64 are known; elsewhere ``filter_for`` raises
 ``UnknownArchitecture`` and the levels that need it are refused.
@@ -32,8 +64,10 @@ class UnknownArchitecture(Exception):
     """No system call table for this machine."""
 
 
-# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
-_NR, _ARCH, _ARG0 = 0, 4, 16
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6].
+# Both known machines are little-endian: an argument's low 32 bits come first.
+_NR, _ARCH = 0, 4
+_ARG0, _ARG1 = 16, 24
 
 _LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
@@ -43,9 +77,13 @@ _RET_K = 0x06  # BPF_RET | BPF_K
 _ALLOW = 0x7FFF0000
 _ERRNO = 0x00050000
 
-_AF_UNIX = 1
+_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_CLONE_NEWUSER = 0x10000000
 _NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+_TIOCSTI, _TIOCLINUX = 0x5412, 0x541C  # the same on x86_64 and aarch64
 _X32_BIT = 0x40000000
+
+_Instruction = tuple[int, int, int, int]  # (code, jump if true, jump if false, k)
 
 
 class _Table:
@@ -74,6 +112,7 @@ _TABLES = {
         {
             **_COMMON,
             "socket": 41,
+            "ioctl": 16,
             "clone": 56,
             "ptrace": 101,
             "process_vm_readv": 310,
@@ -102,6 +141,7 @@ _TABLES = {
         {
             **_COMMON,
             "socket": 198,
+            "ioctl": 29,
             "clone": 220,
             "ptrace": 117,
             "process_vm_readv": 270,
@@ -128,39 +168,74 @@ _TABLES = {
 }
 _TABLES["arm64"] = _TABLES["aarch64"]
 
-# What each level refuses outright, and with which error.
-_ENOSYS_ALWAYS = ("io_uring_setup", "io_uring_enter", "io_uring_register")
-_EPERM_STRICT = (
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "unshare",
-    "setns",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "kexec_load",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "open_tree",
-    "move_mount",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-)
+# The calls each level refuses whatever their arguments, and with which error.
+_REFUSED_ALWAYS = {
+    "io_uring_setup": errno.ENOSYS,
+    "io_uring_enter": errno.ENOSYS,
+    "io_uring_register": errno.ENOSYS,
+    "clone3": errno.ENOSYS,
+    "keyctl": errno.EPERM,
+    "add_key": errno.EPERM,
+    "request_key": errno.EPERM,
+}
+_REFUSED_STRICT = {
+    name: errno.EPERM
+    for name in (
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "bpf",
+        "perf_event_open",
+        "userfaultfd",
+        "unshare",
+        "setns",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "kexec_load",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "open_tree",
+        "move_mount",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+    )
+}
 
 
-def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, int]:
+def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> _Instruction:
     return (code, jt, jf, k)
+
+
+def _refuse(code: int) -> _Instruction:
+    return _op(_RET_K, _ERRNO | code)
+
+
+_ALLOWED = _op(_RET_K, _ALLOW)
+
+
+def _when_equal(value: int, then: _Instruction) -> list[_Instruction]:
+    """``then`` (a return) when the loaded word is ``value``; else on to the next instruction."""
+    return [_op(_JEQ_K, value, 0, 1), then]
+
+
+def _when_any_bit(mask: int, then: _Instruction) -> list[_Instruction]:
+    """``then`` (a return) when the loaded word has any bit of ``mask``; else on."""
+    return [_op(_JSET_K, mask, 0, 1), then]
+
+
+def _for_call(number: int, body: list[_Instruction]) -> list[_Instruction]:
+    """``body`` for system call ``number`` only; the other calls jump over it.
+
+    The body loads an argument and must end in a return, so the call's number
+    is never needed again after it.
+    """
+    assert body[-1][0] == _RET_K and len(body) <= 255  # a jump's offset is 8 bits
+    return [_op(_JEQ_K, number, 0, len(body)), *body]
 
 
 def filter_for(level: Literal["standard", "strict"], machine: str | None = None) -> bytes:
@@ -169,51 +244,49 @@ def filter_for(level: Literal["standard", "strict"], machine: str | None = None)
     if table is None:
         raise UnknownArchitecture(f"no system call table for {machine or platform.machine()}")
     nr = table.numbers
-    refused: list[tuple[int, int]] = [(nr[name], errno.ENOSYS) for name in _ENOSYS_ALWAYS]
+    refused = dict(_REFUSED_ALWAYS)
     if level == "strict":
-        refused += [(nr[name], errno.EPERM) for name in _EPERM_STRICT]
-        refused.append((nr["clone3"], errno.ENOSYS))
+        refused |= _REFUSED_STRICT
 
-    def refuse(code: int) -> tuple[int, int, int, int]:
-        return _op(_RET_K, _ERRNO | code)
-
-    # The program: check the ABI, load the call's number, then one test per
-    # refused call, each followed by its own return; the socket and clone tests
-    # look at the first argument and load the number again; allow the rest.
-    tests: list[tuple[str, int, int]] = []  # (kind, number, errno)
-    for number, code in refused:
-        tests.append(("nr", number, code))
-    tests.append(("socket", nr["socket"], errno.EACCES))
-    if level == "strict":
-        tests.append(("clone", nr["clone"], errno.EPERM))
-
-    program: list[tuple[int, int, int, int]] = [
+    program: list[_Instruction] = [
         _op(_LD_W_ABS, _ARCH),
         _op(_JEQ_K, table.audit_arch, 1, 0),
-        refuse(errno.EPERM),  # another ABI
+        _refuse(errno.EPERM),  # another ABI
         _op(_LD_W_ABS, _NR),
     ]
     if table.x32:
-        program += [_op(_JSET_K, _X32_BIT, 0, 1), refuse(errno.EPERM)]
-    for kind, number, code in tests:
-        if kind == "nr":
-            program += [_op(_JEQ_K, number, 0, 1), refuse(code)]
-        elif kind == "socket":
-            # if nr == socket and (arg0 & 0xffffffff) == AF_UNIX: refuse; reload nr either way.
-            program += [
-                _op(_JEQ_K, number, 0, 4),
-                _op(_LD_W_ABS, _ARG0),
-                _op(_JEQ_K, _AF_UNIX, 0, 1),
-                refuse(code),
-                _op(_LD_W_ABS, _NR),
-            ]
-        else:  # clone with a namespace flag
-            program += [
-                _op(_JEQ_K, number, 0, 4),
-                _op(_LD_W_ABS, _ARG0),
-                _op(_JSET_K, _NAMESPACE_FLAGS, 0, 1),
-                refuse(code),
-                _op(_LD_W_ABS, _NR),
-            ]
-    program.append(_op(_RET_K, _ALLOW))
+        program += _when_any_bit(_X32_BIT, _refuse(errno.EPERM))
+    for name, code in refused.items():
+        program += _when_equal(nr[name], _refuse(code))
+    # The calls refused by their arguments: each block ends in its own return.
+    program += _for_call(
+        nr["socket"],
+        [
+            _op(_LD_W_ABS, _ARG0),
+            *_when_equal(_AF_INET, _ALLOWED),
+            *_when_equal(_AF_INET6, _ALLOWED),
+            *_when_equal(_AF_UNIX, _refuse(errno.EACCES)),
+            _refuse(errno.EAFNOSUPPORT),
+        ],
+    )
+    program += _for_call(
+        nr["ioctl"],
+        [
+            _op(_LD_W_ABS, _ARG1),
+            *_when_equal(_TIOCSTI, _refuse(errno.EPERM)),
+            *_when_equal(_TIOCLINUX, _refuse(errno.EPERM)),
+            _ALLOWED,
+        ],
+    )
+    # Any namespace at strict; at standard a user namespace, the one that needs
+    # no capability (the others fail for a bot without them anyway).
+    new_namespaces = _NAMESPACE_FLAGS if level == "strict" else _CLONE_NEWUSER
+    program += _for_call(
+        nr["clone"], [_op(_LD_W_ABS, _ARG0), *_when_any_bit(new_namespaces, _refuse(errno.EPERM)), _ALLOWED]
+    )
+    if level == "standard":  # strict refuses unshare whatever its flags
+        program += _for_call(
+            nr["unshare"], [_op(_LD_W_ABS, _ARG0), *_when_any_bit(_CLONE_NEWUSER, _refuse(errno.EPERM)), _ALLOWED]
+        )
+    program.append(_ALLOWED)
     return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in program)

@@ -9,7 +9,10 @@ what this module lists:
   and installed packages, and famiglia's ``protocol`` and ``referee`` packages,
   which Python bots may import) when the bot runs on it, else the folder of the
   bot's program when that lies outside the system folders (a ``bin`` folder's
-  parent: ``~/.nvm/versions/node/v20``);
+  parent: ``~/.nvm/versions/node/v20``); when that program is a version
+  manager's proxy (rustup's ``~/.cargo/bin/cargo``, pyenv's shims), the
+  manager's own folders instead, with the variables that point the proxy at
+  them (``referee.sandbox.runtimes``); and the runtime folders the host named;
 - its own files, read-only: the whole folder of a bot given as a folder with
   ``bot.toml``; for a bot given as a command line, only the files the line
   names (a command line's working folder is often the host's own, full of
@@ -25,22 +28,26 @@ stores, replays or logs. Folders above a mounted path are created empty.
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import stat
 import sys
 import sysconfig
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from referee.bots import BotSpec
+from referee.sandbox.procmask import proc_mask_flags
+from referee.sandbox.runtimes import Toolchain, for_folder, for_program, homes
 
 __all__ = [
     "FIFO_INSIDE",
+    "HOME_INSIDE",
     "SYSTEM_FOLDERS",
     "bot_files",
     "mount_flags",
     "own_folder",
+    "runtime_env",
     "runtime_paths",
     "system_flags",
     "unreadable_by_others",
@@ -91,19 +98,47 @@ def _program(spec: BotSpec) -> str | None:
 
 def _homes() -> set[str]:
     """Every user's home folder, and /: never mounted whole as a runtime."""
-    return {entry.pw_dir for entry in pwd.getpwall()} | {os.path.expanduser("~"), "/"}
+    return homes()
 
 
 def _program_folder(path: str) -> str:
     """What to mount for a program outside the system folders: its folder, or a ``bin``'s parent.
 
     A ``bin`` folder's parent is a runtime's prefix (``~/.nvm/versions/node/v20``),
-    unless it is a home folder (``~/bin``): then only the ``bin`` folder.
+    unless it is a home folder (``~/bin``) or a home's ``~/.local``, which holds
+    every program's data (``~/.local/share``): then only the ``bin`` folder.
     """
     folder = Path(path).parent
-    if folder.name == "bin" and str(folder.parent) not in _homes():
+    if folder.name == "bin" and str(folder.parent) not in _homes() and folder.parent.name != ".local":
         folder = folder.parent
     return str(folder)
+
+
+def _on_path(spec: BotSpec) -> str | None:
+    """The bot's program as the host's PATH finds it, for a bare name that is not famiglia's Python."""
+    if not spec.command or "/" in spec.command[0] or _runs_our_python(spec):
+        return None
+    return shutil.which(spec.command[0])
+
+
+class _Runtime(NamedTuple):
+    """What the bot's runtime adds to its view, worked out once per view (a start must stay fast)."""
+
+    paths: list[str]
+    """Folders and lone files of the host, mounted read-only where they are."""
+    env: dict[str, str]
+    """Variables that point a version manager's proxy at its mounted folders (``RUSTUP_HOME``, ...)."""
+    home_files: dict[str, str]
+    """{path under the bot's HOME: the host's file}: a manager's global choice, read from HOME."""
+
+
+def runtime_env(spec: BotSpec, runtimes: Sequence[str] = ()) -> dict[str, str]:
+    """The variables a version manager's proxy needs to find its mounted toolchain (``RUSTUP_HOME``, ...).
+
+    Only the sandbox needs them: unconfined, a proxy finds its folders through
+    the host's own HOME. The first toolchain to name a variable sets it.
+    """
+    return _runtime(spec, runtimes).env
 
 
 def foreign_program(spec: BotSpec) -> str | None:
@@ -120,14 +155,21 @@ def foreign_program(spec: BotSpec) -> str | None:
     return program
 
 
-def runtime_paths(spec: BotSpec) -> list[str]:
-    """The folders outside the system folders that the bot's program needs to run.
+def runtime_paths(spec: BotSpec, runtimes: Sequence[str] = ()) -> list[str]:
+    """The folders (and lone files) outside the system folders that the bot's program needs to run.
 
-    famiglia's own Python, or a program found on the host's PATH. A program
-    given by path is either the bot's own (mounted with its files), a system
-    one, or refused (``foreign_program``).
+    famiglia's own Python, or a program found on the host's PATH: for a
+    version manager's proxy, the manager's own folders. A program given by
+    path is either the bot's own (mounted with its files), a system one, or
+    refused (``foreign_program``). Then the folders the host named
+    (``runtimes``), with the toolchain one of them belongs to.
     """
+    return _runtime(spec, runtimes).paths
+
+
+def _runtime(spec: BotSpec, runtimes: Sequence[str]) -> _Runtime:
     paths: list[str] = []
+    chains: list[Toolchain] = []
     if _runs_our_python(spec):
         paths += [sys.prefix, sys.base_prefix, sysconfig.get_path("stdlib"), sysconfig.get_path("purelib"),
                   sysconfig.get_path("platlib")]  # fmt: skip
@@ -135,12 +177,31 @@ def runtime_paths(spec: BotSpec) -> list[str]:
         # The folders famiglia's own dependencies were imported from (PYTHONPATH
         # or a user site, when not the interpreter's): what its packages need.
         paths += [_site_of(module) for module in _DEPENDENCIES if module in sys.modules]
-    elif spec.command and "/" not in spec.command[0]:
-        found = shutil.which(spec.command[0])
-        if found is not None:
+    elif (found := _on_path(spec)) is not None:
+        chain = for_program(found)
+        if chain is not None:
+            chains.append(chain)
+        else:
             for candidate in dict.fromkeys((os.path.abspath(found), os.path.realpath(found))):
                 paths.append(_program_folder(candidate))
-    return [p for p in dict.fromkeys(paths) if p and os.path.isdir(p) and not _under(p, SYSTEM_FOLDERS)]
+    for folder in runtimes:
+        # A version manager's own folder brings its toolchain, and only that:
+        # naming ~/.cargo shows its programs and caches, not its credentials.
+        chain = for_folder(folder)
+        if chain is not None:
+            chains.append(chain)
+        else:
+            paths += [os.path.abspath(folder), os.path.realpath(folder)]
+    env: dict[str, str] = {}
+    home_files: dict[str, str] = {}
+    for chain in chains:
+        paths += chain.folders
+        for key, value in chain.env.items():
+            env.setdefault(key, value)
+        for source, relative in chain.home_files:
+            home_files.setdefault(os.path.join(HOME_INSIDE, relative), source)
+    kept = [p for p in dict.fromkeys(paths) if p and os.path.exists(p) and not _under(p, SYSTEM_FOLDERS)]
+    return _Runtime(paths=kept, env=env, home_files=home_files)
 
 
 def own_folder(spec: BotSpec) -> bool:
@@ -170,7 +231,8 @@ def unreadable_by_others(spec: BotSpec) -> str | None:
     """
     if os.geteuid() != 0:
         return None
-    for path in [*bot_files(spec), *runtime_paths(spec)]:
+    runtime = _runtime(spec, ())
+    for path in [*bot_files(spec), *runtime.paths, *runtime.home_files.values()]:
         try:
             mode = os.stat(path).st_mode
         except OSError:
@@ -195,6 +257,8 @@ def _outermost(paths: Iterable[str]) -> list[str]:
 
 FIFO_INSIDE = "/dev/famiglia-stdout"
 """Where the bot's stdout FIFO appears inside the sandbox (the host's path would name the referee)."""
+HOME_INSIDE = "/tmp"
+"""The bot's HOME inside the sandbox (``referee.sandbox.launch`` sets it): its private /tmp."""
 
 
 def _parents(paths: Iterable[str]) -> list[str]:
@@ -207,18 +271,30 @@ def _parents(paths: Iterable[str]) -> list[str]:
     return sorted(found, key=lambda p: (p.count("/"), p))
 
 
-def mount_flags(spec: BotSpec, *, fifo: str | None, tmp_bytes: int, writable: str | None = None) -> list[str]:
-    """bwrap's filesystem flags: the system, the runtime, the bot's files, /proc, /dev, /tmp.
+def mount_flags(
+    spec: BotSpec,
+    *,
+    fifo: str | None,
+    tmp_bytes: int,
+    writable: str | None = None,
+    runtimes: Sequence[str] = (),
+) -> list[str]:
+    """bwrap's flags for what the bot sees: the system, the runtime, the bot's files, /proc, /dev, /tmp.
 
     ``fifo``: the bot's stdout FIFO, mounted writable at ``FIFO_INSIDE``.
     ``writable``: a folder mounted read-write instead of read-only (a build's).
+    ``runtimes``: folders the host named, mounted read-only like the runtime.
+    Then the variables a version manager's proxy needs (``runtime_env``) as
+    ``--setenv``: they name mounted folders, so they are made with the view.
     """
     flags = system_flags()
     flags += ["--proc", "/proc", "--dev", "/dev"]
+    flags += proc_mask_flags()  # the machine-wide counters of /proc, covered
     flags += ["--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes > 0 else []), "--tmpfs", "/tmp"]
     # After /tmp: a bot folder or a runtime may live under it, and must be mounted over the tmpfs.
     system = [*SYSTEM_FOLDERS, *_SYSTEM_LINKS, "/tmp", "/dev", "/proc"]
-    binds = [p for p in _outermost([*runtime_paths(spec), *bot_files(spec)]) if not _under(p, SYSTEM_FOLDERS)]
+    runtime = _runtime(spec, runtimes)
+    binds = [p for p in _outermost([*runtime.paths, *bot_files(spec)]) if not _under(p, SYSTEM_FOLDERS)]
     if writable is not None:
         writable = os.path.abspath(writable)
         binds = [p for p in binds if not _under(p, [writable])] + [writable]
@@ -233,6 +309,12 @@ def mount_flags(spec: BotSpec, *, fifo: str | None, tmp_bytes: int, writable: st
         flags += ["--bind", fifo, FIFO_INSIDE]
     if spec.cwd != "/" and not _under(spec.cwd, binds):
         flags += ["--perms", "0755", "--dir", spec.cwd]
+    # A manager's global choice (asdf's and mise's ~/.tool-versions), read-only
+    # on the bot's private HOME, where the manager looks for it.
+    for inside_path, source in runtime.home_files.items():
+        flags += ["--ro-bind", source, inside_path]
+    for key, value in runtime.env.items():
+        flags += ["--setenv", key, value]
     # The empty root and /dev are memory (tmpfs) too, and without root the bot
     # owns them: left writable, they would hold files without bound, past
     # tmp_mb. Read-only once built; the mounts on them keep their own modes.

@@ -80,10 +80,7 @@ class Report(msgspec.Struct, kw_only=True):
 
 # name -> (what the protocol wants, the PROTOCOL.md section to read)
 CHECKS: dict[str, tuple[str, str]] = {
-    "build": (
-        "the build command in bot.toml succeeds",
-        "A complete bot in 20 lines (JavaScript, Node.js, no packages)",
-    ),
+    "build": ("the build command in bot.toml succeeds", "Building your bot"),
     "startup": ("answer start with a ready line within the startup limit", "ready"),
     "whole game": ("play a game from start to end", "A game, message by message"),
     "messages": ("one valid JSON message per line, under 1 MiB, an action of the game's shape", "Transport"),
