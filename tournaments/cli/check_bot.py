@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from typing import Annotated
 
 import msgspec
 import trio
 import typer
-from rich.markup import escape
 
 from referee.bots import load_bot
 from referee.games import get_rules
 from referee.sandbox import require_level
+from referee.sandbox.runtimes import runtime_problem
 from tournaments.checkbot.checks import Report, check_bot
-from tournaments.cli.common import console, err_console, exit_on_interrupt, user_errors
+from tournaments.cli.common import NAME_CHARS, console, err_console, exit_on_interrupt, print_json, shown, user_errors
 from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
 
 __all__ = ["check_bot_command", "print_report"]
@@ -24,14 +25,18 @@ _MARK = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip
 
 
 def print_report(report: Report) -> None:
-    """One line per check, what to fix under each failure, then the summary line."""
+    """One line per check, what to fix under each failure, then the summary line.
+
+    A detail quotes what the bot did (a reason, a line it sent, the names of files
+    it wrote) and the summary names it as its bot.toml does: all of it is ``shown``.
+    """
     for result in report.checks:
-        detail = f"  [dim]{escape(result.detail)}[/]" if result.detail and result.status != "fail" else ""
-        console.print(f"{_MARK[result.status]}  {escape(result.name)}{detail}", highlight=False)
+        detail = f"  [dim]{shown(result.detail)}[/]" if result.detail and result.status != "fail" else ""
+        console.print(f"{_MARK[result.status]}  {shown(result.name)}{detail}", highlight=False)
         if result.status == "fail":
-            console.print(f"      did:    {escape(result.detail)}", highlight=False, soft_wrap=True)
-            console.print(f"      wanted: {escape(result.wanted)}", highlight=False, soft_wrap=True)
-            console.print(f"      fix:    {escape(result.fix)}", highlight=False, soft_wrap=True)
+            console.print(f"      did:    {shown(result.detail)}", highlight=False, soft_wrap=True)
+            console.print(f"      wanted: {shown(result.wanted)}", highlight=False, soft_wrap=True)
+            console.print(f"      fix:    {shown(result.fix)}", highlight=False, soft_wrap=True)
     t = report.thinking
     console.print(
         f"thinking time over {t.decisions} decisions: median {t.median_ms} ms, p95 {t.p95_ms} ms, max {t.max_ms} ms",
@@ -40,8 +45,8 @@ def print_report(report: Report) -> None:
     counts = {status: sum(r.status == status for r in report.checks) for status in ("pass", "fail", "skip")}
     verdict = "[green]all checks passed[/]" if report.passed else "[red]some checks failed[/]"
     console.print(
-        f"{escape(report.bot)} ({report.game}): {verdict}: {counts['pass']} passed, {counts['fail']} failed, "
-        f"{counts['skip']} skipped; {report.games} games in {report.seconds:.1f} s",
+        f"{shown(report.bot, NAME_CHARS)} ({shown(report.game)}): {verdict}: {counts['pass']} passed, "
+        f"{counts['fail']} failed, {counts['skip']} skipped; {report.games} games in {report.seconds:.1f} s",
         highlight=False,
     )
 
@@ -53,6 +58,10 @@ def check_bot_command(
     bank_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "bank_ms"))] = _TIME.bank_ms,
     startup_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "startup_ms"))] = _TIME.startup_ms,
     sandbox: Annotated[str, typer.Option(help="none, standard or strict; see docs/sandbox.md")] = "standard",
+    runtime: Annotated[
+        list[str],
+        typer.Option(help="an absolute folder the bot may read (a toolchain); repeat for several; see docs/sandbox.md"),
+    ] = [],  # noqa: B006
     json: Annotated[bool, typer.Option("--json", help="print the report as one JSON object")] = False,
 ) -> None:
     """Check that a bot follows the protocol in every position of a game, before a tournament admits it.
@@ -65,19 +74,23 @@ def check_bot_command(
         for key, value in (("move_ms", move_ms), ("bank_ms", bank_ms), ("startup_ms", startup_ms)):
             if (problem := field_problem(TimeSection, key, value)) is not None:
                 raise ValueError(f"--{key.replace('_', '-')} {value}: {problem}")
+        for folder in runtime:
+            if (problem := runtime_problem(folder)) is not None:
+                raise ValueError(f"--runtime {folder}: {problem}")
         level = require_level(sandbox)
         spec = load_bot(bot)
     time = TimeSection(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms)
-    settings = referee_settings(time, SandboxSection(level=level), "forfeit")
+    runtimes = tuple(os.path.normpath(folder) for folder in runtime)
+    settings = referee_settings(time, SandboxSection(level=level, runtimes=runtimes), "forfeit")
 
     def progress(name: str) -> None:
         if not json and err_console.is_terminal:
-            err_console.print(f"[dim]checking {escape(name)} ...[/]\x1b[K", highlight=False, end="\r")
+            err_console.print(f"[dim]checking {shown(name)} ...[/]\x1b[K", highlight=False, end="\r")
 
     with exit_on_interrupt("interrupted: the check was stopped; no verdict"), user_errors():
         report = trio.run(partial(check_bot, spec, game, settings, progress=progress))
     if json:
-        console.print_json(msgspec.json.encode(report).decode())
+        print_json(msgspec.json.encode(report).decode())
     else:
         print_report(report)
     raise typer.Exit(0 if report.passed else 1)

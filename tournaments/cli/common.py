@@ -1,7 +1,8 @@
-"""What every command shares: user mistakes become one line on stderr and exit 2."""
+"""What every command shares: user mistakes become one line on stderr and exit 2; bot text is shown, never obeyed."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -9,13 +10,18 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.highlighter import JSONHighlighter
+from rich.markup import escape
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 from typer.exceptions import Abort
 
+from protocol.untrusted import MAX_REASON_CHARS, terminal_text
 from referee.bots import BotBuildFailed
 
 __all__ = [
+    "NAME_CHARS",
+    "TEXT_CHARS",
     "OneLineErrors",
     "console",
     "err_console",
@@ -23,19 +29,89 @@ __all__ = [
     "fail",
     "first_leaf",
     "interrupted",
+    "print_json",
+    "shown",
     "user_errors",
 ]
+
+NAME_CHARS = 100
+"""The most characters of a bot's or an entrant's name shown in one place."""
+TEXT_CHARS = 2 * MAX_REASON_CHARS
+"""The most characters of other bot text shown at once (a log line, an answer, a detail, an error):
+room for a whole termination reason and what is said around it."""
 
 # Piped output has no terminal width; Rich would assume 80 columns and truncate
 # names in wide tables, so give it room instead. Nor is a line of text wrapped
 # there (soft wrap): a message naming a long path stays one line for a script.
-console = Console() if sys.stdout.isatty() else Console(width=160, soft_wrap=True)
-err_console = Console(stderr=True) if sys.stderr.isatty() else Console(stderr=True, width=160, soft_wrap=True)
+# No emoji codes: Rich would turn a bot named ":skull:" into a picture even in
+# escaped markup or with markup off; what a bot wrote is shown as it wrote it.
+console = Console(emoji=False) if sys.stdout.isatty() else Console(width=160, soft_wrap=True, emoji=False)
+err_console = (
+    Console(stderr=True, emoji=False)
+    if sys.stderr.isatty()
+    else Console(stderr=True, width=160, soft_wrap=True, emoji=False)
+)
+
+
+def shown(text: str, limit: int = TEXT_CHARS) -> str:
+    """Text a bot (or a file a bot may have written) controls, as Rich markup that prints it literally.
+
+    The one place where the command line turns such text into terminal text:
+    ``protocol.untrusted.terminal_text`` makes every control character visible and
+    bounds the length to ``limit`` (saying what was cut), then Rich's markup is
+    escaped, so ``[link=...]`` shows as those characters instead of becoming a link.
+
+    The convention: the result is markup, to be printed where Rich reads markup
+    (``console.print`` with its default ``markup=True``, a Table's cells, titles and
+    headers, a rule's title) and nowhere else, since printed with ``markup=False`` its
+    escaping backslashes would show. Build a line of trusted markup and ``shown``
+    pieces in one f-string; never call it twice on the same text.
+    """
+    plain = terminal_text(text, limit)
+    body = plain.rstrip("\\")
+    markup = escape(body)
+    if trailing := len(plain) - len(body):
+        # Rich reads backslashes as escapes only right before a tag: a trailing run
+        # would escape a tag the caller puts after it, and doubled (as escape()
+        # doubles one) it shows twice before plain text. Doubled and closed off by
+        # an empty span, it shows as written whatever follows.
+        markup += "\\" * (2 * trailing) + "[none][/none]"
+    return markup
+
+
+def print_json(text: str) -> None:
+    """JSON on stdout, indented and highlighted as ``Console.print_json`` prints it, with nothing a terminal obeys.
+
+    JSON itself escapes only the C0 controls; C1 controls, bidi overrides and the
+    other non-printable characters of a bot's name or log line would reach the
+    terminal raw. Here they are ``\\uXXXX`` escapes, which is still JSON and
+    decodes to the same strings, so a script reading the output loses nothing.
+    """
+    pretty = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    if not pretty.replace("\n", "").isprintable():
+        pretty = "".join(c if c.isprintable() or c == "\n" else _json_escape(c) for c in pretty)
+    rendered = JSONHighlighter()(pretty)
+    rendered.no_wrap = True
+    rendered.overflow = None
+    console.print(rendered, soft_wrap=True)
+
+
+def _json_escape(c: str) -> str:
+    """One character as a JSON string escape; past the BMP as its UTF-16 surrogate pair, as JSON spells it."""
+    point = ord(c)
+    if point <= 0xFFFF:
+        return f"\\u{point:04x}"
+    point -= 0x10000
+    return f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}"
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print one line saying what is wrong and stop."""
-    err_console.print(f"famiglia: error: {message}", markup=False, highlight=False, soft_wrap=True)
+    """Print one line saying what is wrong and stop.
+
+    The message may quote a bot (its name, the end of its build's output): it is
+    shown through ``shown``, so it stays one line and nothing in it is obeyed.
+    """
+    err_console.print(f"famiglia: error: {shown(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from functools import partial
 from pathlib import Path
@@ -17,8 +18,9 @@ from referee.bots import BotSpec, load_bot
 from referee.match import BotChannel, MatchRecord, MatchSpec
 from referee.play import check_table, play_match, prepare_bots
 from referee.sandbox import require_level
+from referee.sandbox.runtimes import runtime_problem
 from referee.settings import RefereeSettings
-from tournaments.cli.common import console, exit_on_interrupt, fail, user_errors
+from tournaments.cli.common import NAME_CHARS, console, exit_on_interrupt, fail, print_json, shown, user_errors
 from tournaments.human.seat import HumanSeat
 from tournaments.sanity import file_target_problem
 from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
@@ -62,9 +64,13 @@ def parse_variants(items: list[str]) -> dict[str, str]:
 
 
 def print_record(record: MatchRecord) -> None:
-    """The ranking of one match as a table, one row per seat, best first."""
+    """The ranking of one match as a table, one row per seat, best first.
+
+    A bot chose its name, and a reason may quote what it sent: both are ``shown``,
+    since a Table reads markup in its cells.
+    """
     result = record.result
-    terminations = {t.seat: f"{t.kind}: {t.reason}" for t in result.terminations}
+    terminations = {t.seat: f"{shown(t.kind)}: {shown(t.reason)}" for t in result.terminations}
     table = Table(title=f"{record.game} seed {record.seed}: {result.ended_by}, {record.seconds:.2f} s")
     for column in ("rank", "seat", "bot", "score", *result.stats, "ms/decision", "termination"):
         table.add_column(column, justify="left" if column in ("bot", "termination") else "right")
@@ -75,7 +81,7 @@ def print_record(record: MatchRecord) -> None:
         table.add_row(
             str(result.ranks[seat]) + (" *" if seat in result.winners else ""),
             str(seat),
-            record.names[seat],
+            shown(record.names[seat], NAME_CHARS),
             str(result.scores[seat]),
             *(str(values[seat]) for values in result.stats.values()),
             f"{mean:.1f}",
@@ -85,7 +91,8 @@ def print_record(record: MatchRecord) -> None:
     if record.sandbox:
         console.print(f"sandbox: {record.sandbox}", highlight=False)
     if record.replay:
-        console.print(f"replay: {record.replay}", highlight=False)
+        # The user's own path: printed as it is, but not read as markup.
+        console.print(f"replay: {record.replay}", highlight=False, markup=False)
 
 
 def play(
@@ -110,6 +117,10 @@ def play(
     sandbox: Annotated[
         str, typer.Option(help="how bots are contained: none, standard or strict (bubblewrap); see docs/sandbox.md")
     ] = SandboxSection().level,
+    runtime: Annotated[
+        list[str],
+        typer.Option(help="an absolute folder bots may read (a toolchain); repeat for several; docs/sandbox.md"),
+    ] = [],  # noqa: B006
     json: Annotated[bool, typer.Option("--json", help="print the result as one JSON object")] = False,
 ) -> None:
     """Play one match between bots and print the ranking."""
@@ -128,18 +139,23 @@ def play(
         fail(f"--replay {replay}: already exists; famiglia never overwrites a replay, so choose another name")
     if not bots:
         fail("give the bots after the game: a folder with bot.toml, or a command line in quotes, one per seat")
+    for folder in runtime:
+        if (problem := runtime_problem(folder)) is not None:
+            fail(f"--runtime {folder}: {problem}")
+    runtimes = tuple(os.path.normpath(folder) for folder in runtime)
     with user_errors():
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
         level = require_level(sandbox)
-        specs = prepare_bots([load_bot(text) for text in bots if text != HUMAN], RefereeSettings(sandbox=level))
+        specs = prepare_bots(
+            [load_bot(text) for text in bots if text != HUMAN], RefereeSettings(sandbox=level, runtimes=runtimes)
+        )
     seats = _seats(bots, specs)
     if seed is None:
         # 63 bits: too many for a bot to try every seed against the cards it sees.
         seed = secrets.randbits(63)
-    settings = referee_settings(
-        TimeSection(**clocks), SandboxSection(level=level), "forfeit" if illegal == "forfeit" else "pass"
-    )
+    sandbox_section = SandboxSection(level=level, runtimes=runtimes)
+    settings = referee_settings(TimeSection(**clocks), sandbox_section, "forfeit" if illegal == "forfeit" else "pass")
     # The match id goes to the bots: random, never the seed, which would give them every future draw.
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{secrets.token_hex(4)}")
     stopped = "interrupted: the match was stopped before its end; no result" + (
@@ -148,6 +164,6 @@ def play(
     with exit_on_interrupt(stopped), user_errors():
         record = trio.run(partial(play_match, spec, seats, settings, replay_path=replay))
     if json:
-        console.print_json(msgspec.json.encode(record).decode())
+        print_json(msgspec.json.encode(record).decode())
     else:
         print_record(record)

@@ -21,7 +21,7 @@ from referee.replay import (
     read_replay,
     verify_replay,
 )
-from tournaments.cli.common import console, fail, user_errors
+from tournaments.cli.common import NAME_CHARS, console, fail, shown, user_errors
 from tournaments.sanity import file_target_problem
 from tournaments.viewer import write_viewer
 
@@ -45,10 +45,10 @@ def verify(file: Annotated[Path, typer.Argument(help="a replay file written by f
     assert isinstance(header, Header)
     # The match id names the game (in a tournament: TOURNAMENT#GAME), so a replay
     # that is some other game than the one expected is visible here too.
+    # A replay may come from anywhere: its strings are shown, never obeyed.
     console.print(
-        f"{file}: ok, match {header.match}, ranks {result.ranks}, ended by {result.ended_by}",
+        f"{shown(str(file))}: ok, match {shown(header.match)}, ranks {result.ranks}, ended by {shown(result.ended_by)}",
         highlight=False,
-        markup=False,
     )
 
 
@@ -68,46 +68,55 @@ def show(
     file: Annotated[Path, typer.Argument(help="a replay file written by famiglia")],
     events: Annotated[bool, typer.Option(help="also list the events each action caused")] = True,
 ) -> None:
-    """Print a replay as readable text, one decision per line."""
+    """Print a replay as readable text, one decision per line.
+
+    Every string of a replay is a bot's or could be (names, log lines, actions,
+    reasons; the whole file, if someone sent it): each is ``shown``, so the
+    lines below are markup with nothing of the file read as markup.
+    """
     with user_errors():
         records = read_replay(file)
     names: list[str] = []
     for record in records:
         match record:
             case Header():
-                names = [seat.name for seat in record.seats]
+                names = [shown(seat.name, NAME_CHARS) for seat in record.seats]
                 variants = " ".join(f"{k}={v}" for k, v in record.variants.items())
-                console.print(f"{record.game} match {record.match}, seed {record.seed}, {variants}", highlight=False)
+                console.print(
+                    f"{shown(record.game)} match {shown(record.match)}, seed {record.seed}, {shown(variants)}",
+                    highlight=False,
+                )
                 for seat, name in enumerate(names):
                     console.print(f"  seat {seat}: {name}", highlight=False)
             case ActionRecord():
-                action = describe(msgspec.json.decode(record.action))
+                action = shown(describe(msgspec.json.decode(record.action)))
                 note = " (played by the referee)" if record.substituted else ""
                 console.print(
-                    f"#{record.request} seat {record.seat} {names[record.seat]} {record.decision}: "
+                    f"#{record.request} seat {record.seat} {names[record.seat]} {shown(record.decision)}: "
                     f"{action}{note} [{record.ms:.1f} ms]",
                     highlight=False,
                 )
                 if events:
                     for event in msgspec.json.decode(record.events):
-                        console.print(f"    {describe(event)}", highlight=False)
+                        console.print(f"    {shown(describe(event))}", highlight=False)
             case RejectedRecord():
                 console.print(
                     f"#{record.request} seat {record.seat} {names[record.seat]}: REJECTED "
-                    f"{describe(msgspec.json.decode(record.action))}: {record.rule}: {record.message}",
+                    f"{shown(describe(msgspec.json.decode(record.action)))}: {shown(record.rule)}: "
+                    f"{shown(record.message)}",
                     highlight=False,
                 )
             case ForfeitRecord():
                 console.print(
-                    f"#{record.request} seat {record.seat} {names[record.seat]} FORFEITS ({record.kind}): "
-                    f"{record.reason}",
+                    f"#{record.request} seat {record.seat} {names[record.seat]} FORFEITS ({shown(record.kind)}): "
+                    f"{shown(record.reason)}",
                     highlight=False,
                 )
             case LogRecord():
-                console.print(f"    log seat {record.seat}: {record.message}", highlight=False)
+                console.print(f"    log seat {record.seat}: {shown(record.message)}", highlight=False)
             case ResultRecord():
                 result = record.result
-                console.print(f"result ({result.ended_by}):", highlight=False)
+                console.print(f"result ({shown(result.ended_by)}):", highlight=False)
                 for seat in sorted(range(len(names)), key=lambda s: result.ranks[s]):
                     console.print(
                         f"  {result.ranks[seat]}. seat {seat} {names[seat]}: score {result.scores[seat]}",

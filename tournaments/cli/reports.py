@@ -10,12 +10,11 @@ from typing import Annotated
 
 import msgspec
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from referee.private import make_private_dirs, write_private
-from tournaments.cli.common import console, err_console, fail, user_errors
+from tournaments.cli.common import NAME_CHARS, console, err_console, fail, print_json, shown, user_errors
 from tournaments.html_report import MAX_GAME_ROWS, render_report
 from tournaments.report_data import rating_history, thinking_times
 from tournaments.report_pages import game_links, pages_folder
@@ -46,8 +45,12 @@ def open_store(db: Path) -> Store:
 
 
 def print_standings(report: Standings) -> None:
-    """Standings, seat advantage, terminations and superiority as terminal tables."""
-    title = f"{report.tournament} ({report.game}): {report.games} of {report.scheduled} games"
+    """Standings, seat advantage, terminations and superiority as terminal tables.
+
+    Entrant names may be a bot author's choice (a ladder takes them from entries):
+    they are ``shown``, as the Tables read markup in their cells.
+    """
+    title = f"{shown(report.tournament)} ({shown(report.game)}): {report.games} of {report.scheduled} games"
     table = Table(title=title, title_justify="left")
     columns = ("#", "entrant", "rating", "95% interval", "±", "games", "wins", "avg rank", "terminations")
     for column in columns:
@@ -55,7 +58,7 @@ def print_standings(report: Standings) -> None:
     for row in report.standings:
         terms = ", ".join(f"{k} {v}" for k, v in sorted(report.terminations.get(row.name, {}).items())) or "-"
         table.add_row(
-            str(row.place), row.name, f"{row.rating:+.0f}", f"{row.lower:+.0f} .. {row.upper:+.0f}",
+            str(row.place), shown(row.name, NAME_CHARS), f"{row.rating:+.0f}", f"{row.lower:+.0f} .. {row.upper:+.0f}",
             f"{(row.upper - row.lower) / 2:.0f}", games_cell(report, row.name, row.games), str(row.wins),
             f"{row.average_rank:.2f}", terms,
         )  # fmt: skip
@@ -70,14 +73,14 @@ def print_standings(report: Standings) -> None:
         los = Table(title="likelihood of superiority (row stronger than column)", title_justify="left")
         los.add_column("")
         for entrant in report.superiority.entrants:
-            los.add_column(names[entrant], justify="right")
+            los.add_column(shown(names[entrant], NAME_CHARS), justify="right")
         for entrant, values in zip(report.superiority.entrants, report.superiority.values, strict=True):
-            los.add_row(names[entrant], *(f"{v:.2f}" for v in values))
+            los.add_row(shown(names[entrant], NAME_CHARS), *(f"{v:.2f}" for v in values))
         console.print(los)
     if report.head_to_head is not None:
         h2h = report.head_to_head
         console.print(
-            f"head-to-head: {head_to_head_verdict(report)} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
+            f"head-to-head: {shown(head_to_head_verdict(report))} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
             f"bounds {h2h.lower_bound:+.2f} .. {h2h.upper_bound:+.2f})",
             highlight=False,
         )
@@ -94,8 +97,9 @@ def interval_note(report: Standings) -> str:
     widths = sorted(report.standings, key=lambda row: row.upper - row.lower)
     narrow, wide = widths[0], widths[-1]
     return (
-        f"95% intervals: from ±{(narrow.upper - narrow.lower) / 2:.0f} ({narrow.name}, {narrow.games} games) "
-        f"to ±{(wide.upper - wide.lower) / 2:.0f} ({wide.name}, {wide.games} games); four times the games "
+        f"95% intervals: from ±{(narrow.upper - narrow.lower) / 2:.0f} ({shown(narrow.name, NAME_CHARS)}, "
+        f"{narrow.games} games) to ±{(wide.upper - wide.lower) / 2:.0f} ({shown(wide.name, NAME_CHARS)}, "
+        f"{wide.games} games); four times the games "
         "halve them: raise games_per_entrant (or repetitions) in the tournament file and run it again "
         "to add games to the same results file"
     )
@@ -110,7 +114,7 @@ def standings_command(
         fail(f"--format {format!r}: choose table, csv or json")
     report = standings(open_store(db))
     if format == "json":
-        console.print_json(msgspec.json.encode(report).decode())
+        print_json(msgspec.json.encode(report).decode())
     elif format == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -132,12 +136,12 @@ def crosstable_command(db: DbOption) -> None:
     table = Table(title="finished ahead / games together (row vs column)", title_justify="left")
     table.add_column("")
     for name in table_data.names:
-        table.add_column(name, justify="right")
+        table.add_column(shown(name, NAME_CHARS), justify="right")
     for i, name in enumerate(table_data.names):
         cells = [
             "-" if i == j else f"{table_data.ahead[i][j]}/{table_data.met[i][j]}" for j in range(len(table_data.names))
         ]
-        table.add_row(name, *cells)
+        table.add_row(shown(name, NAME_CHARS), *cells)
     console.print(table)
 
 
@@ -158,7 +162,7 @@ def games_command(
     with user_errors():
         rows = game_rows(open_store(db), entrant=entrant, termination=termination)
     if format == "json":
-        console.print_json(msgspec.json.encode(rows).decode())
+        print_json(msgspec.json.encode(rows).decode())
         return
     if format == "csv":
         out = io.StringIO()
@@ -176,12 +180,19 @@ def games_command(
         table.add_column(column)
     for row in rows:
         if row.error:  # a harness error: no ranks, the error instead of terminations
-            seats, terms = ", ".join(row.seats), row.error
+            seats, terms = ", ".join(shown(n, NAME_CHARS) for n in row.seats), shown(row.error)
         else:
-            seats = ", ".join(f"{n} ({r})" for n, r in zip(row.seats, row.ranks, strict=True))
-            terms = ", ".join(f"{n}: {t}" for n, t in zip(row.seats, row.terminations, strict=True) if t) or "-"
+            seats = ", ".join(f"{shown(n, NAME_CHARS)} ({r})" for n, r in zip(row.seats, row.ranks, strict=True))
+            terms = (
+                ", ".join(
+                    f"{shown(n, NAME_CHARS)}: {shown(t)}" for n, t in zip(row.seats, row.terminations, strict=True) if t
+                )
+                or "-"
+            )
         replay = row.replay or (f"not linked: {row.replay_note}" if row.replay_note else "-")
-        table.add_row(str(row.game), str(row.seed), row.ended_by, seats, terms, f"{row.seconds:.2f}", escape(replay))
+        table.add_row(
+            str(row.game), str(row.seed), shown(row.ended_by), seats, terms, f"{row.seconds:.2f}", shown(replay)
+        )
     console.print(table)
 
 

@@ -18,7 +18,16 @@ from referee.match import MatchRecord
 from referee.private import make_private_dirs
 from referee.sandbox import sandbox_summary
 from tournaments.capacity import check_tournament_capacity
-from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
+from tournaments.cli.common import (
+    NAME_CHARS,
+    console,
+    err_console,
+    fail,
+    first_leaf,
+    interrupted,
+    shown,
+    user_errors,
+)
 from tournaments.cli.reports import print_standings
 from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
 from tournaments.grow import open_tournament
@@ -55,7 +64,7 @@ class LiveTop:
         table.add_column("entrant")
         table.add_column("ordinal", justify="right")
         for place, (entrant, ordinal) in enumerate(self.ratings.top(self.size), start=1):
-            table.add_row(str(place), self.names[entrant], f"{ordinal:.2f}")
+            table.add_row(str(place), shown(self.names[entrant], NAME_CHARS), f"{ordinal:.2f}")
         return table
 
 
@@ -153,7 +162,8 @@ def play_with_display(
         TimeRemainingColumn(),
         console=console,
     )
-    task = progress.add_task(config.name, total=None, completed=0, rate=0.0)
+    # The description column reads markup: the tournament's name is shown, not obeyed.
+    task = progress.add_task(shown(config.name), total=None, completed=0, rate=0.0)
     top = LiveTop([e.name for e in config.entrants])
     for played in store.finished():
         top.ratings.update(RatedGame(seating=[s.entrant for s in played.seats], ranks=[s.rank for s in played.seats]))
@@ -172,11 +182,12 @@ def play_with_display(
                     soft_wrap=True,
                 )
             elif event.how == "grown":
-                added = f"new entrants {', '.join(event.new_entrants)}; " if event.new_entrants else ""
+                # Entrant names may be their authors' choice: shown, so this line is markup.
+                names = ", ".join(shown(name, NAME_CHARS) for name in event.new_entrants)
+                added = f"new entrants {names}; " if event.new_entrants else ""
                 console.print(
-                    f"growing {config.name!r}: {added}{event.new_games} new games; {event.done} of {event.total} "
-                    f"games already recorded in {db} (kept and counted)",
-                    markup=False,
+                    f"growing {shown(repr(config.name))}: {added}{event.new_games} new games; {event.done} of "
+                    f"{event.total} games already recorded in {shown(str(db))} (kept and counted)",
                     highlight=False,
                     soft_wrap=True,
                 )
@@ -278,7 +289,8 @@ def run(
         config = load_tournament(file)
     except ConfigProblems as exc:
         for problem in exc.problems:
-            err_console.print(f"famiglia: error: {file}: {problem}", highlight=False, markup=False, soft_wrap=True)
+            # A problem may quote an entrant's bot.toml, which its author wrote.
+            err_console.print(f"famiglia: error: {shown(f'{file}: {problem}')}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     db = db or file.with_suffix(".sqlite")
     store = play_with_display(

@@ -15,7 +15,12 @@ __all__ = ["GameScreen", "IllegalEntry"]
 
 
 class GameScreen(Protocol):
-    """How one game is drawn and typed: the parts that differ between games."""
+    """How one game is drawn and typed: the parts that differ between games.
+
+    ``names`` are the seats' names as the seat keeps them: already ``shown``
+    (tournaments.cli.common), markup that prints a bot's chosen name literally, so
+    a screen puts them into its lines and tables as they are and escapes nothing again.
+    """
 
     def describe_event(self, event: dict[str, Any], names: list[str]) -> str: ...
 

@@ -21,6 +21,7 @@ from rich.console import Console
 
 from referee.errors import BotCrashed
 from tournaments.checkbot.seats import InProcessSeat
+from tournaments.cli.common import NAME_CHARS, shown
 from tournaments.human.screen import GameScreen, IllegalEntry
 
 __all__ = ["HumanSeat", "Resign"]
@@ -73,7 +74,9 @@ class HumanSeat(InProcessSeat):
     async def respond(self, message: dict[str, Any]) -> dict[str, Any] | None:
         kind = message.get("type")
         if kind == "start":
-            self.names = list(message["names"])
+            # The names are the bots' own (bot.toml) and are only ever drawn: kept
+            # as shown text from here, the screens can put them in any line or table.
+            self.names = [shown(str(name), NAME_CHARS) for name in message["names"]]
             self.seat = int(message["seat"])
             self.screen = _screen_for(str(message["game"]))
             self.console.rule(f"{message['game']}: you are seat {self.seat} of {message['players']}")
@@ -82,7 +85,7 @@ class HumanSeat(InProcessSeat):
         if screen is None:
             return None
         if kind == "rejected":
-            self.console.print(f"[red]refused by the referee[/]: {message['message']}", highlight=False)
+            self.console.print(f"[red]refused by the referee[/]: {shown(str(message['message']))}", highlight=False)
             return None
         if kind == "end":
             self.show_events(message.get("events", []))
@@ -110,7 +113,8 @@ class HumanSeat(InProcessSeat):
             try:
                 action = screen.parse(text, message)
             except IllegalEntry as exc:
-                self.console.print(f"[red]not legal[/] {exc}  (type ? for help)", highlight=False)
+                # The engine's message may quote the entry, which is text too.
+                self.console.print(f"[red]not legal[/] {shown(str(exc))}  (type ? for help)", highlight=False)
                 continue
             return {"type": "action", "id": message["id"], "action": action}
 
