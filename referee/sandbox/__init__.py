@@ -3,7 +3,11 @@
 - ``launch``: the launcher chain per level, the bot's uid and stdout FIFO;
   refuses a level it cannot apply in full.
 - ``view``: the filesystem a bot sees (the system, its runtime, its own files).
-- ``seccomp``: the system calls a bot may not make.
+- ``runtimes``: the real toolchain behind a version manager's proxy, and the
+  runtime folders a host names.
+- ``procmask``: the machine-wide files of ``/proc`` covered in the sandbox.
+- ``seccomp``: the system calls a bot may not make (socket families allow-listed).
+- ``cgroups``: a control group per bot and per build, bounding its whole tree.
 - ``limits``: per-process resource limits.
 - ``strays``: stopping whatever a bot started, at the end of each game.
 - ``host``: what this machine offers, probed once.
