@@ -128,14 +128,14 @@ TERMINAL_ATTACK = """
 """
 
 
-@pytest.mark.slow
-def test_a_build_has_no_terminal_to_open_push_input_into_or_write_to(tmp_path: Path) -> None:
-    folder = bot_folder(tmp_path, "python3 attack.py", files={"attack.py": TERMINAL_ATTACK})
-    # The referee runs in a real pseudo-terminal, its controlling terminal, as when a host types the command.
+def build_in_a_terminal(folder: Path, python: list[str], *, cwd: Path, env: dict[str, str]) -> Path:
+    """Build ``folder`` (whose build is ``TERMINAL_ATTACK``) in a referee started in a real pseudo-terminal.
+
+    Asserts that the build could neither open the terminal nor push input into
+    it, and that nothing it wrote reached it; the built copy's folder.
+    """
     code = f"from referee.build import build_bot; from referee.bots import load_bot; print('BUILT', build_bot(load_bot({str(folder)!r})).cwd)"
-    child = pexpect.spawn(
-        sys.executable, ["-c", code], cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120
-    )
+    child = pexpect.spawn(python[0], [*python[1:], "-c", code], cwd=str(cwd), env=env, timeout=120)
     child.expect(pexpect.EOF)
     output = child.before.decode("utf-8", "replace")
     child.close()
@@ -144,8 +144,15 @@ def test_a_build_has_no_terminal_to_open_push_input_into_or_write_to(tmp_path: P
     seen = (built / "seen").read_text().split()
     assert seen and seen[0].startswith("tty-refused"), seen
     assert not any(item.startswith("tiocsti") for item in seen), seen
-    # Nothing it wrote reached the terminal.
     assert "\x1b" not in output and "PWNED" not in output
+    return built
+
+
+@pytest.mark.slow
+def test_a_build_has_no_terminal_to_open_push_input_into_or_write_to(tmp_path: Path) -> None:
+    folder = bot_folder(tmp_path, "python3 attack.py", files={"attack.py": TERMINAL_ATTACK})
+    # The referee runs in a real pseudo-terminal, its controlling terminal, as when a host types the command.
+    build_in_a_terminal(folder, [sys.executable], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 @pytest.mark.slow
@@ -345,20 +352,10 @@ def test_a_regular_users_build_has_no_terminal_either(tmp_path: Path) -> None:
         cache = host / "cache"
         cache.mkdir()
         os.chown(cache, user.pw_uid, user.pw_gid)
-        code_line = f"from referee.build import build_bot; from referee.bots import load_bot; print('BUILT', build_bot(load_bot({str(folder)!r})).cwd)"
         env = {"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "PYTHONPATH": str(code), "LANG": "C.UTF-8",
                "FAMIGLIA_BOT_CACHE": str(cache / "bots")}  # fmt: skip
-        argv = ["--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups", python, "-c", code_line]
-        child = pexpect.spawn("setpriv", argv, cwd=str(host), env=env, timeout=120)
-        child.expect(pexpect.EOF)
-        output = child.before.decode("utf-8", "replace")
-        child.close()
-        assert child.exitstatus == 0, output
-        built = Path(output.split("BUILT", 1)[1].strip())
-        seen = (built / "seen").read_text().split()
-        assert seen and seen[0].startswith("tty-refused"), seen
-        assert not any(item.startswith("tiocsti") for item in seen), seen
-        assert "\x1b" not in output and "PWNED" not in output
+        as_user = ["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups", python]
+        built = build_in_a_terminal(folder, as_user, cwd=host, env=env)
         assert all(info.st_uid == user.pw_uid for info in entries(built))
     finally:
         subprocess.run(["rm", "-rf", str(host)], check=False)
