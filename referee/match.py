@@ -172,14 +172,16 @@ class _Seat:
     """The referee's bookkeeping for one seat during a match."""
 
     __slots__ = (
-        "active", "answered", "bank_s", "bot", "decisions", "early", "index", "logs", "max_s", "poll_in",
-        "poll_skip", "reader", "seen", "total_s", "untimed",
+        "active", "answered", "bank_s", "bot", "decisions", "early", "hold", "index", "logs", "max_s", "meter",
+        "poll_in", "poll_skip", "reader", "seen", "total_s", "untimed",
     )  # fmt: skip
 
-    def __init__(self, index: int, bot: BotChannel, bank_s: float) -> None:
+    def __init__(self, index: int, bot: BotChannel, bank_s: float, cpu_clock: bool) -> None:
         self.index = index
         self.bot = bot
         self.reader = _reader_of(bot)
+        self.hold = _hold_of(bot)
+        self.meter = _meter_of(bot) if cpu_clock else None
         # A person at the terminal (tournaments.human) plays without a clock.
         self.untimed: bool = getattr(bot, "untimed", False)
         self.answered = 0  # the last request this seat answered
@@ -196,6 +198,21 @@ class _Seat:
         self.poll_in, self.poll_skip = _poll_schedule(bot, self.untimed)
 
 
+def _hold_of(bot: BotChannel) -> Callable[[], None] | None:
+    """How to stop a seat's bot from running until it is next written to (``BotProcess.hold``), if it can be:
+    called once the seat has said ready and after each of its answers, so a seat that is not asked
+    does not run."""
+    hold = getattr(bot, "hold", None)
+    return hold if callable(hold) else None
+
+
+def _meter_of(bot: BotChannel) -> Callable[[], int] | None:
+    """The CPU time of a seat's whole tree in nanoseconds (``BotProcess.meter``), for the cpu clock; None
+    when it has none (a person, a host without CPU accounting): that seat is charged wall time."""
+    meter = getattr(bot, "meter", None)
+    return meter if callable(meter) else None
+
+
 def _poll_schedule(bot: BotChannel, untimed: bool) -> tuple[int, int]:
     """A seat's quick-answer poll schedule at the start of a match: where a warm process's
     last game left it (``BotProcess.poll_schedule``), so a bot that thinks is not polled
@@ -209,7 +226,7 @@ def _poll_schedule(bot: BotChannel, untimed: bool) -> tuple[int, int]:
 class _Open:
     """The request the referee is waiting on: whose, which, and until when."""
 
-    __slots__ = ("budget", "deadline", "expired", "request", "seat")
+    __slots__ = ("backstop", "budget", "cpu_start", "deadline", "expired", "meter", "request", "seat")
 
     def __init__(self, seat: _Seat, request: int, deadline: float, budget: float) -> None:
         self.seat = seat
@@ -217,6 +234,11 @@ class _Open:
         self.deadline = deadline
         self.budget = budget
         self.expired = False  # the watchdog has cancelled the decision loop for it
+        # Under the cpu clock: the seat's CPU meter, its reading when the request went
+        # out, and the wall time past which the request ends whatever CPU it used.
+        self.meter: Callable[[], int] | None = None
+        self.cpu_start = 0
+        self.backstop = math.inf
 
 
 class _Match:
@@ -243,7 +265,8 @@ class _Match:
         # A given state (check-bot's forced positions) replaces the seeded deal.
         self.state: GameState = initial_state or self.rules.new_game(n, self.config, self.chance)
         self.action_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.rules.action_type)
-        self.seats = [_Seat(i, bot, settings.time.bank_ms / 1000) for i, bot in enumerate(bots)]
+        cpu_clock = settings.clock == "cpu"
+        self.seats = [_Seat(i, bot, settings.time.bank_ms / 1000, cpu_clock) for i, bot in enumerate(bots)]
         self.names = [bot.name for bot in bots]
         self.events: list[msgspec.Struct] = []
         self.terminations: list[Termination] = []
@@ -288,6 +311,7 @@ class _Match:
                 time=self.settings.time,
                 illegal_action=self.settings.illegal_action,
                 started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                clock=self.settings.clock,
             )
         )
         self.flush_chance()
@@ -338,6 +362,8 @@ class _Match:
                 continue
             if isinstance(first, Ready):
                 seat.logs = 0
+                if seat.hold is not None:
+                    seat.hold()
             else:
                 more.append(partial(self.take_ready, seat, due, first))
         if more:
@@ -395,6 +421,8 @@ class _Match:
             return
         seat.bot = fresh
         seat.reader = _reader_of(fresh)
+        seat.hold = _hold_of(fresh)
+        seat.meter = _meter_of(fresh) if self.settings.clock == "cpu" else None
         seat.untimed = getattr(fresh, "untimed", False)
         seat.poll_in, seat.poll_skip = _poll_schedule(fresh, seat.untimed)
         try:
@@ -418,6 +446,8 @@ class _Match:
             if not isinstance(message, Ready):
                 raise BotProtocolError(f"sent {_kind(message)} before ready")
             seat.logs = 0
+            if seat.hold is not None:
+                seat.hold()
             return
         raise self.startup_timeout()
 
@@ -563,6 +593,13 @@ class _Match:
         open_ = self.request_slot
         open_.seat, open_.request, open_.expired = seat, request.id, False
         open_.deadline, open_.budget = deadline, budget
+        meter = open_.meter = seat.meter
+        if meter is not None:
+            # Read while the seat is still frozen: nothing of its tree runs before the request.
+            open_.cpu_start = meter()
+            open_.backstop = now + budget * self.settings.clock_backstop
+            if open_.backstop > self.wall_deadline:  # noqa: PLR1730 - as above
+                open_.backstop = self.wall_deadline
         self.open = open_
         # Only when it is sooner (a seat with less bank left): setting a scope's
         # deadline costs microseconds, the comparison nothing.
@@ -603,7 +640,16 @@ class _Match:
             # answer (both ready in the same tick): a timeout, raised as Cancelled.
             await trio.lowlevel.checkpoint_if_cancelled()
         self.open = None
-        elapsed = end - start
+        if seat.hold is not None:
+            seat.hold()  # until its next request (or notice): it is not asked meanwhile
+        # What the decision costs the seat: the wall time its answer took, or under the
+        # cpu clock the CPU its tree used for it (the wait for a CPU on a busy host is not its).
+        elapsed = end - start if meter is None else (meter() - open_.cpu_start) / 1e9
+        if meter is not None and elapsed > budget:
+            # Spent on more than one core between two looks of the watchdog: over all the same.
+            raise BotTimedOut(
+                f"used {elapsed * 1000:.0f} ms of CPU on request {request.id}, more than its {budget * 1000:.0f} ms"
+            )
         if not untimed and elapsed > self.allowance_s:
             seat.bank_s = max(0.0, seat.bank_s - (elapsed - self.allowance_s))
         seat.decisions += 1
@@ -651,6 +697,17 @@ class _Match:
         seat = open_.seat
         if open_.deadline == self.wall_deadline:
             error = BotTimedOut(f"the game's wall limit of {self.settings.game_wall_ms / 1000:g} s ran out")
+        elif open_.meter is not None and open_.deadline >= open_.backstop:
+            error = BotTimedOut(
+                f"no answer to request {open_.request} within {open_.budget * self.settings.clock_backstop * 1000:.0f} "
+                f"ms of wall time, the cpu clock's bound for a bot that sleeps or blocks "
+                f"({self.settings.clock_backstop:g} x its {open_.budget * 1000:.0f} ms)"
+            )
+        elif open_.meter is not None:
+            error = BotTimedOut(
+                f"used more than {open_.budget * 1000:.0f} ms of CPU on request {open_.request} "
+                f"({self.settings.time.move_ms} ms + {seat.bank_s * 1000:.0f} ms bank)"
+            )
         else:
             error = BotTimedOut(
                 f"no answer to request {open_.request} within {open_.budget * 1000:.0f} ms "
@@ -671,8 +728,19 @@ class _Match:
             now = trio.current_time()
             open_ = self.open
             if open_ is not None and not open_.expired and now >= open_.deadline:
-                open_.expired = True
-                self.loop_scope.cancel()
+                if open_.meter is not None and now < open_.backstop:
+                    # The cpu clock: the budget is CPU time, which runs no faster than the
+                    # wall clock for a tree bounded to one core, so this is the first moment
+                    # it can be spent. Not spent yet: look again when it could be.
+                    left = open_.budget - (open_.meter() - open_.cpu_start) / 1e9
+                    if left > 0:
+                        open_.deadline = min(now + left, open_.backstop)
+                    else:
+                        open_.expired = True
+                else:
+                    open_.expired = True
+                if open_.expired:
+                    self.loop_scope.cancel()
             if open_ is not None and not open_.expired:
                 alarm = open_.deadline
             else:

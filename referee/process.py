@@ -250,6 +250,13 @@ class BotProcess:
         self.poll_schedule: tuple[int, int] | None = None
         """Where the referee's quick-answer polls (referee.match) stood at the end of this process's
         last game, for its next: how fast a bot answers is the bot's, not one game's."""
+        # The control group of the bot's whole tree (referee.sandbox.cgroups), when it
+        # has one with a freezer and the host did not let bots think on others' time.
+        group = launch.cgroup if launch is not None else None
+        self.freezer = group if group is not None and group.can_freeze and not settings.ponder else None
+        self.frozen = False
+        self.meter = group.cpu_usage_ns if group is not None and group.can_measure else None
+        """The CPU time in nanoseconds the bot's whole tree has used (the cpu clock reads it); None without."""
 
     @property
     def pid(self) -> int:
@@ -268,9 +275,28 @@ class BotProcess:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise await self.crash_error("closed its output") from None
 
+    def hold(self) -> None:
+        """The bot has answered: its whole tree stops where it is until it is next written to.
+
+        A seat that is not asked does not run, so it cannot take the CPU the
+        asking seat needs, whatever it starts. Nothing without a freezer, or
+        when the host lets bots think on others' time (``ponder``).
+        """
+        if self.freezer is not None and not self.frozen:
+            self.freezer.freeze()
+            self.frozen = True
+
+    def resume(self) -> None:
+        """Let the bot's tree run again (before anything is written to it, and before it is stopped)."""
+        if self.frozen:
+            assert self.freezer is not None
+            self.freezer.thaw()
+            self.frozen = False
+
     async def kill(self) -> None:
         """Stop the bot at once (after a forfeit: no grace); safe to call twice."""
         self.healthy = False
+        self.resume()  # a frozen tree takes no signal on cgroup v1 until it is thawed
         with trio.CancelScope(shield=True):
             self.signal_group(signal.SIGKILL)
             await self.process.wait()
@@ -284,6 +310,7 @@ class BotProcess:
         When that fails (processes forking faster than they are killed) the bot
         is marked unhealthy, so it is stopped whole rather than reused.
         """
+        self.resume()
         if self.process.returncode is not None:
             return
         if not kill_strays(self.process.pid, namespaced=self.namespaced):
@@ -291,6 +318,8 @@ class BotProcess:
 
     async def send(self, data: bytes) -> None:
         """Write one encoded message; BotCrashed if the bot no longer reads."""
+        if self.frozen:
+            self.resume()
         stdin = self.process.stdin
         assert stdin is not None
         try:
@@ -374,6 +403,7 @@ class BotProcess:
     async def aclose(self) -> None:
         """Stop the bot and its process group: EOF, grace, SIGTERM, grace, SIGKILL."""
         grace = self.settings.grace_ms / 1000
+        self.resume()  # end of input, SIGTERM and grace mean nothing to a frozen tree
         with trio.CancelScope(shield=True):
             if self.process.stdin is not None:
                 with trio.move_on_after(grace):

@@ -75,6 +75,9 @@ class Header(msgspec.Struct, tag="header", tag_field="type", kw_only=True):
     time: TimeControl
     illegal_action: str
     started: str
+    clock: str = "wall"
+    """What each decision's ``ms`` is: the referee's wall clock ("wall"), or the CPU time the
+    seat's whole tree used ("cpu"; a seat without CPU accounting is charged wall time)."""
 
 
 class ChanceRecord(msgspec.Struct, tag="chance", tag_field="type", kw_only=True):
@@ -95,6 +98,7 @@ class ActionRecord(msgspec.Struct, tag="action", tag_field="type", kw_only=True)
     decision: str
     action: msgspec.Raw
     ms: float
+    """What the decision was charged, in the header's ``clock``."""
     events: msgspec.Raw
     substituted: bool = False
 

@@ -81,6 +81,17 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Resource limits per bot process at the standard and strict levels."""
     bot_uid_base: int = 0x70000000
     """When the referee is root, each bot runs as its own uid counted from here (0: keep root's uid)."""
+    clock: Literal["wall", "cpu"] = "wall"
+    """What a decision is charged: the referee's wall clock from the request's write to the answer's
+    read ("wall"), or the CPU time the bot's whole tree used meanwhile ("cpu", where the host gives
+    each bot a control group with CPU accounting; a seat without one is charged wall time)."""
+    clock_backstop: float = 5.0
+    """Under the cpu clock, a decision also ends when its wall time reaches this many times its
+    budget: the bound for a bot that sleeps or blocks, which uses no CPU."""
+    ponder: bool = False
+    """Whether bots may run while they are not asked (think on the others' time). By default a
+    bot's whole tree is frozen from its answer until it is next written to, where the host
+    gives a cgroup freezer; with ponder, each bot's CPU is still bounded to one core."""
     runtimes: tuple[str, ...] = ()
     """Folders of the host every bot and build sees read-only at the standard and strict levels (a toolchain)."""
 

@@ -74,6 +74,17 @@ class TimeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             why="it ends every game before its bots start",
         ),
     ] = 0
+    clock: Annotated[
+        Literal["wall", "cpu"],
+        msgspec.Meta(
+            description="what a decision is charged: wall (the referee's wall clock) or cpu (the CPU the bot's "
+            "whole tree used; a busy host does not make bots lose on time); PROTOCOL.md"
+        ),
+    ] = DEFAULT_SETTINGS.clock
+    ponder: Annotated[
+        bool,
+        msgspec.Meta(description="let bots run while they are not asked (by default they are frozen); docs/sandbox.md"),
+    ] = DEFAULT_SETTINGS.ponder
 
     def control(self) -> TimeControl:
         """The clock the bots are told about (the margin and the game's wall limit are the referee's own)."""
@@ -152,6 +163,8 @@ def referee_settings(
         runtimes=sandbox.runtimes,
         margin_ms=time.margin_ms,
         game_wall_ms=time.game_wall_ms,
+        clock=time.clock,
+        ponder=time.ponder,
     )
 
 

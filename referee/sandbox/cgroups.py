@@ -41,6 +41,7 @@ import re
 import secrets
 import shlex
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -712,14 +713,29 @@ class BotCgroup:
         """Let the tree run again."""
         self._freezer_write(b"0" if self._v2 else b"THAWED")
 
+    @property
+    def can_measure(self) -> bool:
+        """Whether this host accounts the group's CPU time (``cpu_usage_ns``)."""
+        return self._support.cpu_usage
+
+    @property
+    def can_freeze(self) -> bool:
+        """Whether this host gives the group a freezer (``freeze`` and ``thaw``)."""
+        return self._support.freezer
+
     def _freezer_write(self, value: bytes) -> None:
+        # The referee freezes and thaws a seat at every decision: one write on a
+        # kept descriptor, the file's path worked out only to say what failed.
+        fd = self._freeze_fd
+        if fd is not None:
+            try:
+                os.write(fd, value)
+                return
+            except OSError as exc:
+                path = self._file("freezer", "cgroup.freeze", "freezer.state")
+                raise CgroupError(f"cannot write {value.decode()} to {path}: {exc.strerror}", path, exc.errno) from None
         path = self._file("freezer", "cgroup.freeze", "freezer.state")  # CgroupUnavailable without a freezer
-        if self._freeze_fd is None:
-            raise CgroupError(f"cannot write {value.decode()} to {path}: the group is removed", path)
-        try:
-            os.write(self._freeze_fd, value)
-        except OSError as exc:
-            raise CgroupError(f"cannot write {value.decode()} to {path}: {exc.strerror}", path, exc.errno) from None
+        raise CgroupError(f"cannot write {value.decode()} to {path}: the group is removed", path)
 
     def frozen(self) -> bool:
         """Whether every process of the tree is frozen now (a freeze completes shortly after ``freeze``)."""
@@ -882,8 +898,50 @@ def _housekeeping(support: CgroupSupport) -> None:
         _later.clear()
     if sweep:
         _sweep_dead_referees(support)
+        _start_guardian(support)
     for group in pending:
         group.remove(timeout=0)
+
+
+# The guardian's end of its pipe, held by this process alone (not inheritable): when
+# this process dies, however, the guardian reads end of file.
+_guardian_pipe: tuple[int, int] | None = None  # (pid, write end)
+_GUARDIAN = (
+    'cat >/dev/null; for state in "$1"/famiglia-"$0"-*/freezer.state; do echo THAWED > "$state"; done 2>/dev/null'
+)
+
+
+def _start_guardian(support: CgroupSupport) -> None:
+    """On cgroup v1, a process that thaws this referee's bots when the referee dies, however it dies.
+
+    A frozen process takes no signal on v1, not even SIGKILL, until it is
+    thawed: bots frozen between their requests would outlive a referee killed
+    with SIGKILL (their parent-death signal waits), holding their memory until
+    another referee sweeps them. The guardian, a shell in a session of its own,
+    waits for end of file on a pipe only this process writes; then it thaws
+    every group of this referee, and the pending signals kill the bots. On v2
+    a frozen process dies of SIGKILL, and no guardian is needed.
+    """
+    global _guardian_pipe
+    folder = support.parents.get("freezer")
+    if support.version != "v1" or folder is None:
+        return
+    with _state_lock:
+        if _guardian_pipe is not None and _guardian_pipe[0] == os.getpid():
+            return
+        read_end, write_end = os.pipe()  # neither inheritable: only the guardian gets the read end
+        try:
+            subprocess.Popen(
+                ["/bin/sh", "-c", _GUARDIAN, str(os.getpid()), folder],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, cwd="/",
+            )  # fmt: skip
+        except OSError:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        _guardian_pipe = (os.getpid(), write_end)
 
 
 def _alive(pid: int) -> bool:

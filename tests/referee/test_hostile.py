@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,8 +25,9 @@ import trio
 
 from protocol.messages import TimeControl
 from referee.bots import BotSpec, load_bot
-from referee.match import MatchRecord, MatchSpec
+from referee.match import MatchRecord, MatchSpec, run_match
 from referee.play import play_match
+from referee.process import BotProcess, open_bot
 from referee.replay import read_replay, verify_replay
 from referee.sandbox import host_support, require_level
 from referee.sandbox.cgroups import cgroup_support
@@ -298,3 +300,87 @@ async def test_memory_the_per_process_limit_misses_is_bounded_for_the_whole_tree
     # Exit 9 is the bot's own word that nothing stopped it.
     assert "exited with code 9" not in termination.reason and "unchecked" not in termination.reason, termination
     assert_no_process_left(folder)
+
+
+THINKER = """
+import time
+from protocol.bot import serve
+
+
+class Thinker:
+    name = "thinker"
+
+    def decide(self, request):
+        time.sleep(0.005)  # thinks: the time in which the other seats are not asked
+        return request.options[0] if request.options else {"type": "place", "placements": []}
+
+
+serve(Thinker())
+"""
+
+
+class OthersTime:
+    """A seat's channel that adds up the CPU another bot's tree used while this seat was asked."""
+
+    def __init__(self, bot: BotProcess, watched: BotProcess) -> None:
+        self.bot, self.watched = bot, watched
+        self.cpu_ns = 0
+        self.wall_s = 0.0
+        self.since: tuple[int, float] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.bot.name
+
+    def usage(self) -> int:
+        assert self.watched.freezer is not None
+        return self.watched.freezer.cpu_usage_ns()
+
+    async def send(self, data: bytes) -> None:
+        self.since = (self.usage(), time.monotonic())
+        await self.bot.send(data)
+
+    async def readline(self) -> bytes:
+        line = await self.bot.readline()
+        if self.since is not None:
+            self.cpu_ns += self.usage() - self.since[0]
+            self.wall_s += time.monotonic() - self.since[1]
+            self.since = None
+        return line
+
+    async def kill(self) -> None:
+        await self.bot.kill()
+
+    def stderr_text(self) -> str:
+        return self.bot.stderr_text()
+
+
+@pytest.mark.parametrize("level", ["standard", "strict"])
+async def test_a_seat_that_is_not_asked_does_not_run(level: str, arena: Path) -> None:
+    # Eight spinners in sessions of their own, started at its first request:
+    # frozen with their seat from its answer to its next request, they get no
+    # CPU while another seat thinks. (A loaded machine only lowers what they get.)
+    require_level(level)
+    support = cgroup_support()
+    if not (support.freezer and support.cpu_usage):
+        pytest.skip(f"no cgroup freezer or CPU accounting on this host: {support.missing()}")
+    thinker = arena / "thinker"
+    thinker.mkdir()
+    (thinker / "bot.py").write_text(THINKER)
+    (thinker / "bot.toml").write_text('name = "thinker"\ncommand = "python3 bot.py"\n')
+    for path in (thinker, thinker / "bot.py", thinker / "bot.toml"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    settings = RefereeSettings(sandbox=require_level(level), time=TimeControl(startup_ms=10_000))
+    spinner = load_bot(str(copy_bot(arena, "idle_spinner")))
+    async with (
+        open_bot(load_bot(str(thinker)), settings) as first,
+        open_bot(spinner, settings) as spinning,
+        open_bot(load_bot(str(thinker)), settings) as last,
+    ):
+        seats = [OthersTime(first, spinning), OthersTime(last, spinning)]
+        record = await run_match(SPEC, [seats[0], spinning, seats[1]], settings)
+    assert record.result.terminations == []
+    cpu_s, wall_s = sum(seat.cpu_ns for seat in seats) / 1e9, sum(seat.wall_s for seat in seats)
+    assert wall_s > 0.2, wall_s
+    # Not frozen, they would have had their group's core all that time.
+    assert cpu_s < 0.1 * wall_s, f"the spinners had {cpu_s:.3f} s of CPU in the {wall_s:.3f} s the others thought"

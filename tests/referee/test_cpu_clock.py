@@ -1,0 +1,141 @@
+"""The cpu clock: a seat is charged the CPU its whole tree used while asked, with a wall-time backstop.
+
+Real sandboxed bots in real matches: one that sleeps (no CPU), one that
+computes past its budget, one that sleeps past the backstop, and honest bots
+on a host kept busy by other processes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from protocol.messages import TimeControl
+from referee.bots import BotSpec, load_bot
+from referee.match import MatchSpec
+from referee.play import play_match
+from referee.replay import ActionRecord, Header, read_replay
+from referee.sandbox import require_level
+from referee.sandbox.cgroups import cgroup_support
+from referee.settings import RefereeSettings
+
+pytestmark = pytest.mark.slow
+
+BOT = """
+import sys, time
+from protocol.bot import serve
+
+SLEEP, BURN, AT = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+
+
+class Timed:
+    name = "timed"
+
+    def __init__(self):
+        self.asked = 0
+
+    def decide(self, request):
+        self.asked += 1
+        if AT in (0, self.asked):
+            time.sleep(SLEEP)
+            began = time.thread_time()
+            while time.thread_time() - began < BURN:
+                pass
+        return request.options[0] if request.options else {"type": "place", "placements": []}
+
+
+serve(Timed())
+"""
+
+
+@pytest.fixture
+def timed_bot(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "timed"
+    folder.mkdir()
+    (folder / "bot.py").write_text(BOT)
+    (folder / "bot.toml").write_text('name = "timed"\ncommand = "python3 bot.py"\n')
+    for path in (tmp_path, folder):
+        os.chmod(path, 0o755)
+    for path in folder.iterdir():
+        os.chmod(path, 0o644)
+    yield folder
+
+
+def timed(folder: Path, *, sleep: float = 0.0, burn: float = 0.0, at: int = 0) -> BotSpec:
+    """The timed bot: at its ``at``-th request (0: every one) it sleeps ``sleep`` s, then computes ``burn`` s."""
+    spec = load_bot(str(folder))
+    return BotSpec(name=spec.name, command=[*spec.command, str(sleep), str(burn), str(at)], cwd=spec.cwd)
+
+
+def cpu_clock(move_ms: int, bank_ms: int = 0, **more: object) -> RefereeSettings:
+    support = cgroup_support()
+    if not support.cpu_usage:
+        pytest.skip(f"no cgroup CPU accounting on this host: {support.missing()}")
+    return RefereeSettings(
+        sandbox=require_level("standard"),
+        clock="cpu",
+        time=TimeControl(startup_ms=10_000, move_ms=move_ms, bank_ms=bank_ms),
+        **more,  # type: ignore[arg-type]
+    )
+
+
+async def test_a_bot_that_waits_without_computing_is_charged_almost_nothing(timed_bot: Path, tmp_path: Path) -> None:
+    # 150 ms of sleep at its first two decisions, against a clock of 50 ms: the wall clock times it out.
+    sleeper = timed(timed_bot, sleep=0.15, at=1)
+    quick = timed(timed_bot)
+    settings = cpu_clock(move_ms=50)
+    replay = tmp_path / "game.jsonl"
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, sleeper, quick], settings, replay_path=replay)
+    assert record.result.terminations == []
+    lines = read_replay(replay)
+    header = next(line for line in lines if isinstance(line, Header))
+    assert header.clock == "cpu"
+    first = next(line for line in lines if isinstance(line, ActionRecord) and line.seat == 1)
+    assert first.ms < 50, first.ms  # charged its CPU, not its 150 ms of sleep
+    wall = await play_match(
+        MatchSpec(game="vendetta", seed=5),
+        [quick, sleeper, quick],
+        RefereeSettings(sandbox="standard", time=TimeControl(startup_ms=10_000, move_ms=50, bank_ms=0)),
+    )
+    assert [(t.seat, t.kind) for t in wall.result.terminations] == [(1, "timeout")]
+
+
+async def test_a_bot_that_computes_past_its_budget_times_out_on_cpu(timed_bot: Path) -> None:
+    burner = timed(timed_bot, burn=0.4, at=1)
+    quick = timed(timed_bot)
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], cpu_clock(move_ms=100))
+    (termination,) = record.result.terminations
+    assert termination.seat == 1 and termination.kind == "timeout"
+    assert "ms of CPU on request" in termination.reason, termination.reason
+
+
+async def test_a_bot_that_sleeps_past_the_backstop_times_out_on_wall_time(timed_bot: Path) -> None:
+    sleeper = timed(timed_bot, sleep=5.0, at=1)
+    quick = timed(timed_bot)
+    settings = cpu_clock(move_ms=100, clock_backstop=3.0)
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, sleeper, quick], settings)
+    (termination,) = record.result.terminations
+    assert termination.seat == 1 and termination.kind == "timeout"
+    assert "ms of wall time, the cpu clock's bound for a bot that sleeps or blocks" in termination.reason
+
+
+async def test_a_busy_host_costs_honest_bots_no_time_on_the_cpu_clock(timed_bot: Path) -> None:
+    # Six busy loops beside the referee on this machine; honest bots computing 2 ms
+    # per decision on a 20 ms clock. The wall clock would charge them every wait for
+    # a CPU; the cpu clock charges what they computed.
+    honest = timed(timed_bot, burn=0.002)
+    settings = cpu_clock(move_ms=20)
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(6)]  # noqa: ASYNC220 - six quick spawns before the match
+    try:
+        record = await play_match(MatchSpec(game="vendetta", seed=9), [honest, honest, honest], settings)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    assert record.result.terminations == [], record.result.terminations
+    assert all(timing.decisions > 0 for timing in record.timings)
