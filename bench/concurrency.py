@@ -1,6 +1,7 @@
 """Many games in one referee process: no failure, memory per game, fair clocks under load.
 
 Usage: python bench/concurrency.py [--games N] [--bot FOLDER] [--move-ms N] [--decisions N]
+                                  [--sandbox LEVEL] [--clock wall|cpu] [--ponder]
 
 1. Scale: ``--games`` (default 100) 4-player Vendetta games of the C sample bot
    (``sample_bots/c_bot``) at once in this process: every game starts its four
@@ -173,7 +174,7 @@ async def many_games(bot: BotSpec, games: int, settings: RefereeSettings) -> dic
 # --- 2. fair clocks under load -------------------------------------------------
 
 
-def spin_tournament(games: int, concurrency: int, move_ms: int, replays: Path) -> Any:
+def spin_tournament(games: int, concurrency: int, move_ms: int, replays: Path, time: dict[str, Any]) -> Any:
     data: dict[str, Any] = {
         "tournament": {
             "name": "clocks",
@@ -185,16 +186,18 @@ def spin_tournament(games: int, concurrency: int, move_ms: int, replays: Path) -
             "workers": 1,
             "replays": str(replays),
             "variants": {"round_limit": "10"},
-            "time": {"move_ms": move_ms, "bank_ms": 0},
+            "time": {"move_ms": move_ms, "bank_ms": 0, **time},
         },
         "entrant": [{"name": f"spin{i}", "bot": "bench/bots/spin_c"} for i in range(PLAYERS)],
     }
     return parse_tournament(data, base=ROOT, source="bench")
 
 
-def clocks(label: str, games: int, concurrency: int, move_ms: int, folder: Path) -> dict[str, Any]:
+def clocks(
+    label: str, games: int, concurrency: int, move_ms: int, folder: Path, time: dict[str, Any]
+) -> dict[str, Any]:
     replays = folder / label
-    config = spin_tournament(games, concurrency, move_ms, replays)
+    config = spin_tournament(games, concurrency, move_ms, replays, time)
     store = Store(folder / f"{label}.sqlite")
     schedule = build_schedule(config)[:games]
     store.begin(config, schedule)
@@ -275,17 +278,21 @@ def main() -> None:
     parser.add_argument(
         "--sandbox", choices=["none", "standard", "strict"], default="standard", help="sandbox level (default standard)"
     )
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall", help="what a decision is charged")
+    parser.add_argument("--ponder", action="store_true", help="let bots run while they are not asked")
     args = parser.parse_args()
 
     n_cores = cores()
-    settings = RefereeSettings(sandbox=args.sandbox)
+    settings = RefereeSettings(sandbox=args.sandbox, clock=args.clock, ponder=args.ponder)
+    time_keys = {"clock": args.clock, "ponder": args.ponder}
     try:
         # The check the tournament command makes before anything runs.
         check_capacity(args.games, 1, PLAYERS, settings.sandbox)
     except CapacityError as error:
         raise SystemExit(f"concurrency bench: refused: {error}") from None
     print(
-        f"concurrency bench: {n_cores} cores, sandbox {settings.sandbox}, margin {settings.margin_ms} ms, "
+        f"concurrency bench: {n_cores} cores, sandbox {settings.sandbox}, clock {settings.clock}"
+        f"{', ponder' if settings.ponder else ''}, margin {settings.margin_ms} ms, "
         f"load average {load_average()}",
         flush=True,
     )
@@ -325,8 +332,8 @@ def main() -> None:
     games = max(concurrency, math.ceil(args.decisions / decisions_per_game / PLAYERS) * PLAYERS)
     with tempfile.TemporaryDirectory(prefix="famiglia-bench-") as tmp:
         folder = Path(tmp)
-        baseline = clocks("alone", 1, 1, args.move_ms, folder)
-        loaded = clocks("loaded", games, concurrency, args.move_ms, folder)
+        baseline = clocks("alone", 1, 1, args.move_ms, folder, time_keys)
+        loaded = clocks("loaded", games, concurrency, args.move_ms, folder, time_keys)
     report_clocks(baseline, args.move_ms, settings.margin_ms)
     report_clocks(loaded, args.move_ms, settings.margin_ms)
     if loaded["decisions"] < args.decisions:

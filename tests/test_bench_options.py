@@ -11,7 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# Both scripts take --seconds through bench/machine.py's positive_seconds.
+# referee.py and referee_loopback.py take --seconds through bench/machine.py's positive_seconds;
+# fairness.py's counts go through its own bounded_count.
 @pytest.mark.parametrize(
     ("script", "option", "complaint"),
     [
@@ -19,6 +20,19 @@ ROOT = Path(__file__).resolve().parent.parent
         ("bench/referee_loopback.py", ["--seconds", "nan"], "the time to measure must be more than 0 seconds"),
         ("bench/referee_loopback.py", ["--seconds", "ten"], "'ten' is not a number of seconds"),
         ("bench/referee.py", ["--players", "7"], "invalid choice: 7 (choose from 3, 4, 5)"),
+        ("bench/fairness.py", ["--games", "0"], "'0': the number of deals must be from 1 to 10000"),
+        ("bench/fairness.py", ["--spinners", "-4"], "'-4': the number of spinners must be from 1 to 127"),
+        ("bench/fairness.py", ["--loops", "0"], "'0': the number of busy loops must be from 1 to 1024"),
+        ("bench/fairness.py", ["--loops", "many"], "argument --loops: 'many' is not a whole number"),
+        ("bench/fairness.py", ["--think-ms", "-10"], "'-10': the thinking time in ms must be from 1 to 1000"),
+        (
+            "bench/fairness.py",
+            ["--level", "loose"],
+            "invalid choice: 'loose' (choose from 'none', 'standard', 'strict')",
+        ),
+        ("bench/fairness.py", ["--scenario", "both"], "invalid choice: 'both' (choose from 'spin', 'load', 'all')"),
+        ("bench/fairness.py", ["--clock", "sun"], "invalid choice: 'sun' (choose from 'wall', 'cpu')"),
+        ("bench/concurrency.py", ["--clock", "sun"], "invalid choice: 'sun' (choose from 'wall', 'cpu')"),
     ],
 )
 def test_a_bad_option_is_one_usage_error(script: str, option: list[str], complaint: str) -> None:
