@@ -172,16 +172,16 @@ class _Seat:
     """The referee's bookkeeping for one seat during a match."""
 
     __slots__ = (
-        "active", "answered", "bank_s", "bot", "decisions", "early", "hold", "index", "logs", "max_s", "meter",
-        "poll_in", "poll_skip", "reader", "seen", "total_s", "untimed",
+        "active", "answered", "bank_s", "bot", "decisions", "early", "hold", "holdable", "index", "logs", "max_s",
+        "meter", "poll_in", "poll_skip", "reader", "rested", "seen", "total_s", "untimed",
     )  # fmt: skip
 
-    def __init__(self, index: int, bot: BotChannel, bank_s: float, cpu_clock: bool) -> None:
+    def __init__(self, index: int, bot: BotChannel, bank_s: float) -> None:
         self.index = index
         self.bot = bot
         self.reader = _reader_of(bot)
-        self.hold = _hold_of(bot)
-        self.meter = _meter_of(bot) if cpu_clock else None
+        self.meter, self.holdable, self.hold = _rest_of(bot)
+        self.rested = -1  # its tree's CPU time when its last answer was read (-1: none yet)
         # A person at the terminal (tournaments.human) plays without a clock.
         self.untimed: bool = getattr(bot, "untimed", False)
         self.answered = 0  # the last request this seat answered
@@ -198,19 +198,25 @@ class _Seat:
         self.poll_in, self.poll_skip = _poll_schedule(bot, self.untimed)
 
 
-def _hold_of(bot: BotChannel) -> Callable[[], None] | None:
-    """How to stop a seat's bot from running until it is next written to (``BotProcess.hold``), if it can be:
-    called once the seat has said ready and after each of its answers, so a seat that is not asked
-    does not run."""
-    hold = getattr(bot, "hold", None)
-    return hold if callable(hold) else None
+RAN_UNASKED_NS = 2_000_000
+"""CPU time a bot's tree may use between its answer and its next request (finishing its write,
+its runtime's housekeeping) before it counts as running on the others' time: from then on its
+tree is frozen between its requests (``BotProcess.hold``)."""
+
+_Rest = tuple[Callable[[], int] | None, Callable[[], None] | None, Callable[[], None] | None]
 
 
-def _meter_of(bot: BotChannel) -> Callable[[], int] | None:
-    """The CPU time of a seat's whole tree in nanoseconds (``BotProcess.meter``), for the cpu clock; None
-    when it has none (a person, a host without CPU accounting): that seat is charged wall time."""
+def _rest_of(bot: BotChannel) -> _Rest:
+    """A seat's (meter, holdable, hold): the CPU time of its bot's whole tree in nanoseconds
+    (``BotProcess.meter``: the cpu clock's charge, and the evidence of running while not asked);
+    how to freeze the tree until it is next written to (``BotProcess.hold``), when the host can and
+    does not let bots ponder; and that, already, for a process caught running unasked in an earlier
+    game. None where a seat has no such thing (a person, a host without control groups)."""
     meter = getattr(bot, "meter", None)
-    return meter if callable(meter) else None
+    hold = getattr(bot, "hold", None)
+    holdable = hold if callable(hold) and getattr(bot, "freezer", None) is not None else None
+    caught = holdable if getattr(bot, "restless", False) else None
+    return (meter if callable(meter) else None), holdable, caught
 
 
 def _poll_schedule(bot: BotChannel, untimed: bool) -> tuple[int, int]:
@@ -265,8 +271,8 @@ class _Match:
         # A given state (check-bot's forced positions) replaces the seeded deal.
         self.state: GameState = initial_state or self.rules.new_game(n, self.config, self.chance)
         self.action_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.rules.action_type)
-        cpu_clock = settings.clock == "cpu"
-        self.seats = [_Seat(i, bot, settings.time.bank_ms / 1000, cpu_clock) for i, bot in enumerate(bots)]
+        self.cpu_clock = settings.clock == "cpu"
+        self.seats = [_Seat(i, bot, settings.time.bank_ms / 1000) for i, bot in enumerate(bots)]
         self.names = [bot.name for bot in bots]
         self.events: list[msgspec.Struct] = []
         self.terminations: list[Termination] = []
@@ -421,8 +427,8 @@ class _Match:
             return
         seat.bot = fresh
         seat.reader = _reader_of(fresh)
-        seat.hold = _hold_of(fresh)
-        seat.meter = _meter_of(fresh) if self.settings.clock == "cpu" else None
+        seat.meter, seat.holdable, seat.hold = _rest_of(fresh)
+        seat.rested = -1
         seat.untimed = getattr(fresh, "untimed", False)
         seat.poll_in, seat.poll_skip = _poll_schedule(fresh, seat.untimed)
         try:
@@ -593,13 +599,21 @@ class _Match:
         open_ = self.request_slot
         open_.seat, open_.request, open_.expired = seat, request.id, False
         open_.deadline, open_.budget = deadline, budget
-        meter = open_.meter = seat.meter
+        meter = seat.meter
+        open_.meter = None
         if meter is not None:
-            # Read while the seat is still frozen: nothing of its tree runs before the request.
-            open_.cpu_start = meter()
-            open_.backstop = now + budget * self.settings.clock_backstop
-            if open_.backstop > self.wall_deadline:  # noqa: PLR1730 - as above
-                open_.backstop = self.wall_deadline
+            # Read before the request is written (while a frozen tree is still frozen).
+            usage = meter()
+            if seat.hold is None and seat.holdable is not None and 0 <= seat.rested < usage - RAN_UNASKED_NS:
+                # It ran while it was not asked: frozen between its requests from now on
+                # (and in its process's later games). A quiet bot never pays for a freeze.
+                seat.hold = seat.holdable
+                seat.bot.restless = True  # type: ignore[attr-defined]  # a BotProcess: it has a holdable
+            if self.cpu_clock:
+                open_.meter, open_.cpu_start = meter, usage
+                open_.backstop = now + budget * self.settings.clock_backstop
+                if open_.backstop > self.wall_deadline:  # noqa: PLR1730 - as above
+                    open_.backstop = self.wall_deadline
         self.open = open_
         # Only when it is sooner (a seat with less bank left): setting a scope's
         # deadline costs microseconds, the comparison nothing.
@@ -644,8 +658,12 @@ class _Match:
             seat.hold()  # until its next request (or notice): it is not asked meanwhile
         # What the decision costs the seat: the wall time its answer took, or under the
         # cpu clock the CPU its tree used for it (the wait for a CPU on a busy host is not its).
-        elapsed = end - start if meter is None else (meter() - open_.cpu_start) / 1e9
-        if meter is not None and elapsed > budget:
+        elapsed = end - start
+        if meter is not None:
+            seat.rested = usage = meter()
+            if open_.meter is not None:
+                elapsed = (usage - open_.cpu_start) / 1e9
+        if open_.meter is not None and elapsed > budget:
             # Spent on more than one core between two looks of the watchdog: over all the same.
             raise BotTimedOut(
                 f"used {elapsed * 1000:.0f} ms of CPU on request {request.id}, more than its {budget * 1000:.0f} ms"

@@ -257,6 +257,8 @@ class BotProcess:
         self.frozen = False
         self.meter = group.cpu_usage_ns if group is not None and group.can_measure else None
         """The CPU time in nanoseconds the bot's whole tree has used (the cpu clock reads it); None without."""
+        self.restless = False
+        """Caught running while not asked (referee.match): frozen between its requests in every later game too."""
 
     @property
     def pid(self) -> int:
@@ -278,9 +280,10 @@ class BotProcess:
     def hold(self) -> None:
         """The bot has answered: its whole tree stops where it is until it is next written to.
 
-        A seat that is not asked does not run, so it cannot take the CPU the
-        asking seat needs, whatever it starts. Nothing without a freezer, or
-        when the host lets bots think on others' time (``ponder``).
+        The referee calls it for a bot caught running while it was not asked
+        (referee.match, ``RAN_UNASKED_NS``): such a seat then cannot take the
+        CPU an asking seat needs, whatever it starts. Nothing without a
+        freezer, or when the host lets bots think on others' time (``ponder``).
         """
         if self.freezer is not None and not self.frozen:
             self.freezer.freeze()

@@ -81,10 +81,10 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Resource limits per bot process at the standard and strict levels."""
     bot_uid_base: int = 0x70000000
     """When the referee is root, each bot runs as its own uid counted from here (0: keep root's uid)."""
-    clock: Literal["wall", "cpu"] = "wall"
-    """What a decision is charged: the referee's wall clock from the request's write to the answer's
-    read ("wall"), or the CPU time the bot's whole tree used meanwhile ("cpu", where the host gives
-    each bot a control group with CPU accounting; a seat without one is charged wall time)."""
+    clock: Literal["wall", "cpu"] = "cpu"
+    """What a decision is charged: the CPU time the bot's whole tree used from the request's write to
+    the answer's read ("cpu", where the host gives each bot a control group with CPU accounting; a
+    seat without one is charged wall time), or the referee's wall clock meanwhile ("wall")."""
     clock_backstop: float = 5.0
     """Under the cpu clock, a decision also ends when its wall time reaches this many times its
     budget: the bound for a bot that sleeps or blocks, which uses no CPU."""

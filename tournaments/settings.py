@@ -77,8 +77,8 @@ class TimeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     clock: Annotated[
         Literal["wall", "cpu"],
         msgspec.Meta(
-            description="what a decision is charged: wall (the referee's wall clock) or cpu (the CPU the bot's "
-            "whole tree used; a busy host does not make bots lose on time); PROTOCOL.md"
+            description="what a decision is charged: cpu (the CPU the bot's whole tree used; a busy host does "
+            "not make bots lose on time) or wall (the referee's wall clock); PROTOCOL.md"
         ),
     ] = DEFAULT_SETTINGS.clock
     ponder: Annotated[

@@ -100,7 +100,7 @@ async def test_a_bot_that_waits_without_computing_is_charged_almost_nothing(time
     wall = await play_match(
         MatchSpec(game="vendetta", seed=5),
         [quick, sleeper, quick],
-        RefereeSettings(sandbox="standard", time=TimeControl(startup_ms=10_000, move_ms=50, bank_ms=0)),
+        RefereeSettings(sandbox="standard", clock="wall", time=TimeControl(startup_ms=10_000, move_ms=50, bank_ms=0)),
     )
     assert [(t.seat, t.kind) for t in wall.result.terminations] == [(1, "timeout")]
 

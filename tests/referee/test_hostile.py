@@ -82,8 +82,11 @@ CASES = [
         settings={"time": TimeControl(startup_ms=1000)},
     ),
     # Request ids count across seats: seat 1's requests are 2, 5, 8, ...
-    Case("sleep_once", "timeout", "no answer to request 5 within"),
-    Case("slow_bank", "timeout", "ms bank)"),
+    # Sleeping costs nothing on the cpu clock (the default): on the wall clock the bank runs out;
+    # on the cpu clock a long enough sleep meets the wall-time backstop.
+    Case("sleep_once", "timeout", "no answer to request 5 within", settings={"clock": "wall"}),
+    Case("slow_bank", "timeout", "ms bank)", settings={"clock": "wall"}),
+    Case("sleep_once", "timeout", "ms of wall time, the cpu clock's bound for a bot that sleeps or blocks"),
     # The CPU limit (1 s) comes long before the clock (10 s): the kernel stops the bot.
     Case(
         "cpu_loop",
@@ -383,4 +386,5 @@ async def test_a_seat_that_is_not_asked_does_not_run(level: str, arena: Path) ->
     cpu_s, wall_s = sum(seat.cpu_ns for seat in seats) / 1e9, sum(seat.wall_s for seat in seats)
     assert wall_s > 0.2, wall_s
     # Not frozen, they would have had their group's core all that time.
-    assert cpu_s < 0.1 * wall_s, f"the spinners had {cpu_s:.3f} s of CPU in the {wall_s:.3f} s the others thought"
+    # (A freeze takes effect as each process next gets a CPU: on a very busy host, milliseconds.)
+    assert cpu_s < 0.25 * wall_s, f"the spinners had {cpu_s:.3f} s of CPU in the {wall_s:.3f} s the others thought"
