@@ -33,7 +33,7 @@ from typing import Any, Protocol, cast
 import msgspec
 import trio
 
-from protocol.messages import BotMessage
+from protocol.messages import DEFAULT_MAX_LINE, BotMessage
 from protocol.untrusted import quote
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "write_now",
 ]
 
-DEFAULT_MAX_LINE = 1 << 20  # 1 MiB
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a line from a bot may have (the message object is level 1)."""

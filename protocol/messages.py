@@ -16,6 +16,7 @@ from typing import Any, Generic, Literal, TypeVar
 import msgspec
 
 __all__ = [
+    "DEFAULT_MAX_LINE",
     "PROTOCOL_VERSION",
     "Action",
     "BotMessage",
@@ -29,6 +30,10 @@ __all__ = [
     "Termination",
     "TimeControl",
 ]
+
+DEFAULT_MAX_LINE = 1 << 20
+"""The longest line a bot may send, in bytes, unless the host sets another (1 MiB). Here, in a
+module without Trio, so that the command line's settings can name it without importing Trio."""
 
 PROTOCOL_VERSION = 1
 

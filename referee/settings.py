@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.codec import DEFAULT_MAX_LINE
-from protocol.messages import TimeControl
+from protocol.messages import DEFAULT_MAX_LINE, TimeControl
 
 __all__ = ["DEFAULT_MARGIN_MS", "DEFAULT_SETTINGS", "BotLimits", "RefereeSettings", "SandboxLevel"]
 

@@ -34,7 +34,6 @@ from tournaments.executors.inprocess import InProcessExecutor
 from tournaments.executors.processes import ProcessExecutor
 from tournaments.grow import Opened, open_tournament
 from tournaments.playing import play_scheduled, prepare_replays, replay_path, replays_folder, settings_for
-from tournaments.reports import head_to_head_test
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
@@ -192,6 +191,11 @@ class SequentialStop:
     """
 
     def __init__(self, config: TournamentConfig, store: Store) -> None:
+        # Here, not at the top: tournaments.reports brings the ratings fit (numpy,
+        # scipy), which a run refused before it plays (a store another run holds,
+        # a file with mistakes) should not wait for.
+        from tournaments.reports import head_to_head_test
+
         found = head_to_head_test(store)
         self.test: Sprt | None = found[0] if found is not None else None
         self.next_pair = found[1] if found is not None else 0

@@ -1,11 +1,17 @@
 """The ``famiglia`` command line: a thin shell over the library.
 
 Each command group is its own Typer app, composed here with ``add_typer``.
+
+Importing this package builds the whole command tree, which every start of
+``famiglia`` does, ``--help`` included; so the command modules import only what
+their options need (Typer, the settings their defaults come from) at the top,
+and the library behind a command (numpy, scipy, OpenSkill, Jinja, the referee,
+Trio where it can) inside the function that runs it.
+tests/tournaments/cli/test_cli_startup.py checks that this stays so.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
@@ -32,6 +38,9 @@ app = typer.Typer(
 
 def famiglia_version() -> str:
     """The installed distribution's version (what pip installed), or "unknown"."""
+    # Here, not at the top: importlib.metadata costs tens of milliseconds at every start.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("famiglia")
     except PackageNotFoundError:  # run from a source tree that was never installed

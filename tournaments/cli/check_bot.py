@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
-import trio
 import typer
 
-from referee.bots import load_bot
-from referee.games import get_rules
-from referee.sandbox import require_level
-from referee.sandbox.runtimes import runtime_problem
-from tournaments.checkbot.checks import Report, check_bot
 from tournaments.cli.common import NAME_CHARS, console, err_console, exit_on_interrupt, print_json, shown, user_errors
 from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
+
+# The checks themselves (the engines, the referee, the sandbox) are imported
+# when a bot is checked, not at every start of famiglia (tournaments.cli).
+if TYPE_CHECKING:
+    from tournaments.checkbot.checks import Report
 
 __all__ = ["check_bot_command", "print_report"]
 
@@ -68,6 +67,14 @@ def check_bot_command(
 
     Exit code 0: every check passed; 1: a check failed; 2: a mistake in the command.
     """
+    import trio
+
+    from referee.bots import load_bot
+    from referee.games import get_rules
+    from referee.sandbox import require_level
+    from referee.sandbox.runtimes import runtime_problem
+    from tournaments.checkbot.checks import check_bot
+
     with user_errors():
         get_rules(game)
         # The same bounds as famiglia play: a clock no bot can meet is the user's mistake, not the bot's.

@@ -6,24 +6,20 @@ import os
 import secrets
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
-import trio
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from referee.bots import BotSpec, load_bot
-from referee.match import BotChannel, MatchRecord, MatchSpec
-from referee.play import check_table, play_match, prepare_bots
-from referee.sandbox import require_level
-from referee.sandbox.runtimes import runtime_problem
-from referee.settings import RefereeSettings
 from tournaments.cli.common import NAME_CHARS, console, exit_on_interrupt, fail, print_json, shown, user_errors
-from tournaments.human.seat import HumanSeat
 from tournaments.sanity import file_target_problem
 from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
+
+# The referee that plays the match (the engines, the sandbox, the human seat) is
+# imported when a match is played, not at every start of famiglia (tournaments.cli).
+if TYPE_CHECKING:
+    from referee.bots import BotSpec
+    from referee.match import BotChannel, MatchRecord
 
 __all__ = ["HUMAN", "parse_variants", "play", "print_record"]
 
@@ -35,11 +31,15 @@ HUMAN = "human"
 
 def _read(prompt: str) -> str:
     """One line typed at the terminal; the prompt as plain text (no markup, no highlighting)."""
+    from rich.text import Text
+
     return console.input(Text(prompt))
 
 
 def _seats(words: list[str], specs: list[BotSpec]) -> list[BotSpec | BotChannel]:
     """Seat order: a human seat for each ``human`` word, the built bots for the rest."""
+    from tournaments.human.seat import HumanSeat
+
     bots = iter(specs)
     humans = sum(word == HUMAN for word in words)
     seats: list[BotSpec | BotChannel] = []
@@ -69,6 +69,8 @@ def print_record(record: MatchRecord) -> None:
     A bot chose its name, and a reason may quote what it sent: both are ``shown``,
     since a Table reads markup in its cells.
     """
+    from rich.table import Table
+
     result = record.result
     terminations = {t.seat: f"{shown(t.kind)}: {shown(t.reason)}" for t in result.terminations}
     table = Table(title=f"{record.game} seed {record.seed}: {result.ended_by}, {record.seconds:.2f} s")
@@ -113,6 +115,8 @@ def play(
     startup_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "startup_ms"))] = _TIME.startup_ms,
     margin_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "margin_ms"))] = _TIME.margin_ms,
     game_wall_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "game_wall_ms"))] = _TIME.game_wall_ms,
+    clock: Annotated[str, typer.Option(help=field_doc(TimeSection, "clock"))] = _TIME.clock,
+    ponder: Annotated[bool, typer.Option("--ponder", help=field_doc(TimeSection, "ponder"))] = _TIME.ponder,
     illegal: Annotated[str, typer.Option(help="what an illegal action costs: forfeit or pass")] = "forfeit",
     sandbox: Annotated[
         str, typer.Option(help="how bots are contained: none, standard or strict (bubblewrap); see docs/sandbox.md")
@@ -124,8 +128,19 @@ def play(
     json: Annotated[bool, typer.Option("--json", help="print the result as one JSON object")] = False,
 ) -> None:
     """Play one match between bots and print the ranking."""
+    import trio
+
+    from referee.bots import load_bot
+    from referee.match import MatchSpec
+    from referee.play import check_table, play_match, prepare_bots
+    from referee.sandbox import require_level
+    from referee.sandbox.runtimes import runtime_problem
+    from referee.settings import RefereeSettings
+
     if illegal not in ("forfeit", "pass"):
         fail(f"--illegal {illegal!r}: choose forfeit or pass")
+    if clock not in ("wall", "cpu"):
+        fail(f"--clock {clock!r}: choose wall or cpu")
     clocks = {"move_ms": move_ms, "bank_ms": bank_ms, "startup_ms": startup_ms, "margin_ms": margin_ms,
               "game_wall_ms": game_wall_ms}  # fmt: skip
     for key, value in clocks.items():
@@ -155,7 +170,8 @@ def play(
         # 63 bits: too many for a bot to try every seed against the cards it sees.
         seed = secrets.randbits(63)
     sandbox_section = SandboxSection(level=level, runtimes=runtimes)
-    settings = referee_settings(TimeSection(**clocks), sandbox_section, "forfeit" if illegal == "forfeit" else "pass")
+    time = TimeSection(**clocks, clock="cpu" if clock == "cpu" else "wall", ponder=ponder)
+    settings = referee_settings(time, sandbox_section, "forfeit" if illegal == "forfeit" else "pass")
     # The match id goes to the bots: random, never the seed, which would give them every future draw.
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{secrets.token_hex(4)}")
     stopped = "interrupted: the match was stopped before its end; no result" + (

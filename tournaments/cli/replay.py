@@ -8,31 +8,23 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
-from referee.games import UnknownGame
-from referee.replay import (
-    ActionRecord,
-    ChanceRecord,
-    ForfeitRecord,
-    Header,
-    LogRecord,
-    RejectedRecord,
-    ReplayMismatch,
-    ResultRecord,
-    read_replay,
-    verify_replay,
-)
-from tournaments.cli.common import NAME_CHARS, console, fail, shown, user_errors
+from tournaments.cli.common import NAME_CHARS, QuickHelp, console, fail, shown, user_errors
 from tournaments.sanity import file_target_problem
-from tournaments.viewer import write_viewer
+
+# The engines that re-run a replay and the viewer's templates (Jinja) are
+# imported by the commands that use them, not at every start of famiglia.
 
 __all__ = ["app", "describe"]
 
-app = typer.Typer(help="Check and read match replays.", no_args_is_help=True)
+app = typer.Typer(help="Check and read match replays.", no_args_is_help=True, cls=QuickHelp)
 
 
 @app.command()
 def verify(file: Annotated[Path, typer.Argument(help="a replay file written by famiglia")]) -> None:
     """Re-run a replay through the engine; exit 1 naming the first difference."""
+    from referee.games import UnknownGame
+    from referee.replay import Header, ReplayMismatch, read_replay, verify_replay
+
     with user_errors():
         records = read_replay(file)
     try:
@@ -74,6 +66,17 @@ def show(
     reasons; the whole file, if someone sent it): each is ``shown``, so the
     lines below are markup with nothing of the file read as markup.
     """
+    from referee.replay import (
+        ActionRecord,
+        ChanceRecord,
+        ForfeitRecord,
+        Header,
+        LogRecord,
+        RejectedRecord,
+        ResultRecord,
+        read_replay,
+    )
+
     with user_errors():
         records = read_replay(file)
     names: list[str] = []
@@ -134,6 +137,8 @@ def view(
     ] = None,
 ) -> None:
     """Write the replay as a web page to watch move by move (one more page per seat's view)."""
+    from tournaments.viewer import write_viewer
+
     page = out if out is not None else file.with_suffix(".html")
     if page.resolve() == file.resolve():
         fail(f"--out {page}: that is the replay itself; choose another file name")

@@ -6,21 +6,20 @@ import csv
 import datetime
 import io
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
-from referee.private import make_private_dirs, write_private
 from tournaments.cli.common import NAME_CHARS, console, err_console, fail, print_json, shown, user_errors
-from tournaments.html_report import MAX_GAME_ROWS, render_report
-from tournaments.report_data import rating_history, thinking_times
-from tournaments.report_pages import game_links, pages_folder
-from tournaments.reports import Standings, crosstable, game_rows, head_to_head_verdict, standings
 from tournaments.sanity import file_target_problem
-from tournaments.store import Store
+
+# What reads and draws the results (the ratings fit with numpy and scipy, the
+# page's templates with Jinja) is imported by the commands that use it, not at
+# every start of famiglia (tournaments.cli).
+if TYPE_CHECKING:
+    from tournaments.reports import Standings
+    from tournaments.store import Store
 
 __all__ = [
     "crosstable_command",
@@ -35,6 +34,8 @@ DbOption = Annotated[Path, typer.Option("--db", help="the results database of a 
 
 
 def open_store(db: Path) -> Store:
+    from tournaments.store import Store
+
     if not db.is_file():
         fail(f"{db}: no such results database; run `famiglia tournament run FILE.toml` first")
     with user_errors():
@@ -50,6 +51,10 @@ def print_standings(report: Standings) -> None:
     Entrant names may be a bot author's choice (a ladder takes them from entries):
     they are ``shown``, as the Tables read markup in their cells.
     """
+    from rich.table import Table
+
+    from tournaments.reports import head_to_head_verdict
+
     title = f"{shown(report.tournament)} ({shown(report.game)}): {report.games} of {report.scheduled} games"
     table = Table(title=title, title_justify="left")
     columns = ("#", "entrant", "rating", "95% interval", "±", "games", "wins", "avg rank", "terminations")
@@ -110,6 +115,8 @@ def standings_command(
     format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
 ) -> None:
     """Final standings: a Plackett-Luce fit with 95% intervals on an Elo-like scale."""
+    from tournaments.reports import standings
+
     if format not in ("table", "csv", "json"):
         fail(f"--format {format!r}: choose table, csv or json")
     report = standings(open_store(db))
@@ -132,6 +139,10 @@ def standings_command(
 
 def crosstable_command(db: DbOption) -> None:
     """How often each entrant finished ahead of each other one, where they met."""
+    from rich.table import Table
+
+    from tournaments.reports import crosstable
+
     table_data = crosstable(open_store(db))
     table = Table(title="finished ahead / games together (row vs column)", title_justify="left")
     table.add_column("")
@@ -155,6 +166,10 @@ def games_command(
     format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
 ) -> None:
     """List finished games."""
+    from rich.table import Table
+
+    from tournaments.reports import game_rows
+
     if format not in ("table", "csv", "json"):
         fail(f"--format {format!r}: choose table, csv or json")
     if termination is not None and termination not in ("timeout", "crash", "illegal", "protocol", "stall", "harness"):
@@ -203,6 +218,14 @@ def report_command(
     ] = None,
 ) -> None:
     """Write the results as an HTML page (standings, pictures, crosstable, every game) and a viewer page per game."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from referee.private import make_private_dirs, write_private
+    from tournaments.html_report import MAX_GAME_ROWS, render_report
+    from tournaments.report_data import rating_history, thinking_times
+    from tournaments.report_pages import game_links, pages_folder
+    from tournaments.reports import crosstable, game_rows, standings
+
     page = out if out is not None else db.with_suffix(".html")
     if (problem := file_target_problem(page)) is not None:
         fail(f"--out {page}: {problem}")

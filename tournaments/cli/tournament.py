@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Group
-from rich.live import Live
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
-from referee.match import MatchRecord
-from referee.private import make_private_dirs
-from referee.sandbox import sandbox_summary
-from tournaments.capacity import check_tournament_capacity
 from tournaments.cli.common import (
     NAME_CHARS,
+    QuickHelp,
     console,
     err_console,
     fail,
@@ -29,19 +21,24 @@ from tournaments.cli.common import (
     user_errors,
 )
 from tournaments.cli.reports import print_standings
-from tournaments.config import ConfigProblems, TournamentConfig, load_tournament, parse_tournament
-from tournaments.grow import open_tournament
-from tournaments.ratings import LiveRatings, RatedGame
-from tournaments.reports import standings
-from tournaments.runner import GameDone, RunStarted, WorkerFailed, default_workers, executor_for, run_tournament
-from tournaments.runner import Progress as RunProgress
 from tournaments.sanity import MAX_CONCURRENCY, MAX_WORKERS, count_problem, file_target_problem, folder_problem
-from tournaments.schedule import ScheduledGame
-from tournaments.store import Store
+
+# The library behind these commands (the referee and Trio, the executors, the
+# ratings with numpy) is imported in the functions that run them, not at every
+# start of famiglia (tournaments.cli).
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from referee.match import MatchRecord
+    from tournaments.config import TournamentConfig
+    from tournaments.executors.base import Executor
+    from tournaments.runner import WorkerFailed
+    from tournaments.schedule import ScheduledGame
+    from tournaments.store import Store, StoreLock
 
 __all__ = ["app", "demo", "play_with_display"]
 
-app = typer.Typer(help="Run tournaments described in TOML files.", no_args_is_help=True)
+app = typer.Typer(help="Run tournaments described in TOML files.", no_args_is_help=True, cls=QuickHelp)
 
 SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
 DEMO_TABLE = 3  # players per demo table
@@ -51,14 +48,20 @@ class LiveTop:
     """A renderable: the current top entrants by OpenSkill (Plackett-Luce)."""
 
     def __init__(self, names: list[str], size: int = 5) -> None:
+        from tournaments.ratings import LiveRatings
+
         self.names = names
         self.size = size
         self.ratings = LiveRatings(len(names))
 
     def update(self, game: ScheduledGame, record: MatchRecord) -> None:
+        from tournaments.ratings import RatedGame
+
         self.ratings.update(RatedGame(seating=list(game.seating), ranks=list(record.result.ranks)))
 
     def __rich__(self) -> Table:
+        from rich.table import Table
+
         table = Table(title="live top 5 (OpenSkill)", title_justify="left", box=None, pad_edge=False)
         table.add_column("#", justify="right")
         table.add_column("entrant")
@@ -70,6 +73,8 @@ class LiveTop:
 
 def worker_failure(exc: BaseException) -> WorkerFailed | None:
     """The WorkerFailed in ``exc``, alone or inside Trio's exception groups, if that is all it holds."""
+    from tournaments.runner import WorkerFailed
+
     if isinstance(exc, WorkerFailed):
         return exc
     if isinstance(exc, BaseExceptionGroup):
@@ -83,6 +88,8 @@ def worker_failure(exc: BaseException) -> WorkerFailed | None:
 
 def deal_key_of(db: Path) -> bytes:
     """The deal key of another results file, to repeat its deals; ValueError if it has none."""
+    from tournaments.store import Store
+
     if not db.is_file():
         raise ValueError(f"--deals-from {db}: no such results file")
     other = Store(db)
@@ -99,6 +106,8 @@ def deal_key_of(db: Path) -> bytes:
 
 def forget_new_store(db: Path) -> None:
     """Remove a results file this run made and that holds no tournament (with SQLite's files beside it)."""
+    import sqlite3
+
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
             if connection.execute("SELECT 1 FROM tournament").fetchone() is not None:
@@ -118,6 +127,7 @@ def play_with_display(
     deals_from: Path | None = None,
     executor: str = "local",
     scheduler: str | None = None,
+    lock: StoreLock | None = None,
 ) -> Store:
     """Create, resume or grow the tournament in ``db`` and play what is left, with a live display.
 
@@ -125,13 +135,50 @@ def play_with_display(
     another results file whose deal key this tournament uses, so the same
     tournament seed deals the same games as there. ``executor``: local (this
     machine) or dask (the cluster whose scheduler is at ``scheduler``).
+    ``lock``: the store's lock (``tournaments.store.hold_store``) when the caller
+    holds it already; else it is taken here, before the store is opened, and
+    given up once the games are played. A run of the same store in another
+    process is refused at once, in one line naming that process, exit 2.
     """
+    from tournaments.capacity import check_tournament_capacity
+    from tournaments.runner import default_workers, executor_for
+    from tournaments.store import hold_store
+
     if (problem := file_target_problem(db)) is not None:
         fail(f"--db {db}: {problem}")
     workers = workers if workers is not None else (config.executor.workers or default_workers())
     with user_errors():
         chosen = executor_for(executor, workers=workers, scheduler=scheduler)
         check_tournament_capacity(config, concurrency, workers)  # before the store is touched
+        held = lock if lock is not None else hold_store(db)
+    try:
+        return _play_held(config, db, chosen, concurrency=concurrency, workers=workers, deals_from=deals_from)
+    finally:
+        if held is not lock:
+            held.release()
+
+
+def _play_held(
+    config: TournamentConfig,
+    db: Path,
+    chosen: Executor,
+    *,
+    concurrency: int | None,
+    workers: int,
+    deals_from: Path | None,
+) -> Store:
+    """``play_with_display`` once the store's lock is held."""
+    from rich.console import Group
+    from rich.live import Live
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from referee.sandbox import sandbox_summary
+    from tournaments.grow import open_tournament
+    from tournaments.ratings import RatedGame
+    from tournaments.runner import GameDone, RunStarted, run_tournament
+    from tournaments.runner import Progress as RunProgress
+    from tournaments.store import Store
+
     made_here = not db.exists()
     try:
         with user_errors():
@@ -280,6 +327,8 @@ def run(
     ] = None,
 ) -> None:
     """Play a tournament (or resume it) and print the standings."""
+    from tournaments.config import ConfigProblems, load_tournament
+
     check_counts(concurrency, workers)
     if deals_from is not None and not deals_from.is_file():
         fail(f"--deals-from {deals_from}: no such results file" + (" (it is a folder)" if deals_from.is_dir() else ""))
@@ -297,6 +346,8 @@ def run(
         config, db, concurrency=concurrency, workers=workers, deals_from=deals_from,
         executor=executor or config.executor.kind, scheduler=scheduler or config.executor.scheduler,
     )  # fmt: skip
+    from tournaments.reports import standings  # numpy and scipy: only once the games are played
+
     print_standings(standings(store))
     exit_on_harness_errors(store, db)
 
@@ -325,6 +376,8 @@ def demo_entrants() -> tuple[list[dict[str, str]], list[str]]:
 
 def demo_config(root: Path) -> TournamentConfig:
     """Every sample bot whose toolchain is on this machine, at 3-player Vendetta tables."""
+    from tournaments.config import parse_tournament
+
     entrants, _ = demo_entrants()
     data = {
         "tournament": {
@@ -346,6 +399,9 @@ def demo(
     workers: Annotated[int | None, typer.Option(help="referee processes (default: one per core)")] = None,
 ) -> None:
     """Run a small built-in tournament of the sample bots and print the standings."""
+    from referee.private import make_private_dirs
+    from tournaments.store import hold_store
+
     check_counts(None, workers)
     if (problem := folder_problem(folder)) is not None:
         fail(f"--folder {folder}: {problem}")
@@ -361,15 +417,20 @@ def demo(
             highlight=False,
         )
     folder = folder.resolve()
+    db = folder / "demo.sqlite"
     with user_errors():
         make_private_dirs(folder)
-    db = folder / "demo.sqlite"
-    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        stale.unlink(missing_ok=True)
-    shutil.rmtree(folder / "demo-replays", ignore_errors=True)
-    with user_errors():
-        config = demo_config(folder)
-    store = play_with_display(config, db, concurrency=None, workers=workers)
+        # Before the last demo's results are cleared: a demo still playing in this folder keeps them.
+        lock = hold_store(db)
+    with lock:
+        for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+            stale.unlink(missing_ok=True)
+        shutil.rmtree(folder / "demo-replays", ignore_errors=True)
+        with user_errors():
+            config = demo_config(folder)
+        store = play_with_display(config, db, concurrency=None, workers=workers, lock=lock)
+    from tournaments.reports import standings  # numpy and scipy: only once the games are played
+
     print_standings(standings(store))
     console.print(f"results: {db}  replays: {folder / 'demo-replays'}", highlight=False)
     console.print(f"as a web page: famiglia report --db {db}", highlight=False)

@@ -1,0 +1,254 @@
+"""One run writes a store at a time (issue 29): a second run is refused at once, naming the first.
+
+The lock is a flock on ``<db>.lock``: the kernel drops it with its process, so
+a run killed with SIGKILL blocks nothing. Readers take no lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import wait_until_gone
+from tournaments.store import StoreBusy, StoreError, hold_store, lock_path
+
+# --- the lock itself ---------------------------------------------------------
+
+
+def test_a_second_holder_is_refused_naming_the_first_and_can_take_it_once_released(tmp_path: Path) -> None:
+    db = tmp_path / "t.sqlite"
+    first = hold_store(db)
+    assert lock_path(db) == tmp_path / "t.sqlite.lock"
+    assert lock_path(db).read_text() == f"{os.getpid()}\n"
+    assert stat.S_IMODE(lock_path(db).stat().st_mode) == 0o600
+    # flock belongs to an open file: a second open in this very process is a second holder.
+    with pytest.raises(StoreBusy) as refused:
+        hold_store(db)
+    message = str(refused.value)
+    assert refused.value.pid == os.getpid() and f"process {os.getpid()} (" in message
+    assert "wait for that run to end, or stop it" in message and "\n" not in message
+    assert refused.value.command is not None and "pytest" in refused.value.command
+    first.release()
+    first.release()  # a second release does nothing
+    assert not lock_path(db).exists(), "a clean release leaves no lock file behind"
+    with hold_store(db) as again:
+        assert again.held
+    assert not again.held
+
+
+def test_a_lock_file_left_by_a_killed_run_is_taken_over(tmp_path: Path) -> None:
+    db = tmp_path / "t.sqlite"
+    lock_path(db).write_text("999999999\n")  # what a run killed with SIGKILL leaves: its file, not its lock
+    with hold_store(db):
+        assert lock_path(db).read_text() == f"{os.getpid()}\n"
+
+
+def test_every_spelling_of_one_database_meets_the_same_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.chdir(tmp_path)
+    with hold_store(Path("real/t.sqlite")), pytest.raises(StoreBusy):
+        hold_store(tmp_path / "link" / "t.sqlite")
+
+
+def test_the_lock_file_is_never_a_symlink_it_would_follow(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    lock_path(tmp_path / "t.sqlite").symlink_to(target)
+    with pytest.raises(StoreError, match="is a symbolic link"):
+        hold_store(tmp_path / "t.sqlite")
+    assert not target.exists()
+
+
+def test_missing_folders_of_the_database_are_made_private(tmp_path: Path) -> None:
+    with hold_store(tmp_path / "new" / "t.sqlite"):
+        assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+
+
+def test_a_demo_refused_for_a_demo_still_running_keeps_its_results(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tournaments.cli import app
+
+    db = tmp_path / "demo.sqlite"
+    db.write_text("the running demo's results")
+    with hold_store(db):
+        refused = CliRunner().invoke(app, ["demo", "--folder", str(tmp_path), "--workers", "1"])
+    assert refused.exit_code == 2, refused.output
+    assert f"is being written by process {os.getpid()}" in refused.output
+    assert db.read_text() == "the running demo's results", "the refused demo cleared the running one's results"
+
+
+# --- two runs of one tournament, through the real command line ---------------
+
+# A passer that, past its allowance of games, holds its first answer of the
+# next game for as long as the file "hold" is in its folder: the first run is
+# certainly still running (and holding the store) while the test looks.
+GATE_BOT = """\
+import json, os, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PASS = {"type": "place", "placements": []}
+
+
+def started() -> int:
+    with open(os.path.join(HERE, "starts")) as f:
+        return len(f.read().splitlines())
+
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        with open(os.path.join(HERE, "starts"), "a") as f:
+            f.write("game\\n")
+        sys.stdout.write(json.dumps({"type": "ready", "name": "gate"}) + "\\n")
+    elif message["type"] == "request":
+        while started() > ALLOWED_STARTS and os.path.exists(os.path.join(HERE, "hold")):
+            time.sleep(0.05)
+        action = (message.get("options") or [PASS])[0]
+        sys.stdout.write(json.dumps({"type": "action", "id": message["id"], "action": action}) + "\\n")
+    sys.stdout.flush()
+"""
+GAMES_BEFORE_HOLD = 2
+SEATS = 3
+
+
+def famiglia() -> list[str]:
+    """The installed ``famiglia`` script, as a user starts it (``python -m tournaments.cli`` if not installed)."""
+    script = Path(sys.executable).parent / "famiglia"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "tournaments.cli"]
+
+
+def gated_tournament(folder: Path) -> tuple[Path, Path]:
+    """A 12-game tournament of three seats of the gate bot, one game at a time; (its file, the gate's folder)."""
+    gate = folder / "gate"
+    gate.mkdir()
+    (gate / "bot.toml").write_text('name = "gate"\ncommand = "python3 bot.py"\n')
+    (gate / "bot.py").write_text(GATE_BOT.replace("ALLOWED_STARTS", str(GAMES_BEFORE_HOLD * SEATS)))
+    (gate / "starts").write_text("")
+    entrants = "".join(f'[[entrant]]\nname = "g{i}"\nbot = "{gate}"\n' for i in range(SEATS))
+    toml = folder / "t.toml"
+    toml.write_text(
+        '[tournament]\nname = "locked"\ngame = "vendetta"\ntable_size = 3\nrepetitions = 2\nconcurrency = 1\n'
+        # No sandbox: the gate reads and writes files in its folder. The long clock:
+        # a held answer is a held game, not a timeout.
+        'sandbox = "none"\n[tournament.time]\nmove_ms = 600000\n' + entrants
+    )
+    return toml, gate
+
+
+def results(db: Path) -> dict[int, tuple[object, ...]]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+        rows = connection.execute("SELECT game, seed, ended_by, record FROM result JOIN schedule USING (game)")
+        return {row[0]: row[1:] for row in rows}
+
+
+def recorded(db: Path) -> int:
+    """How many games ``db`` holds; 0 while it is not there or has no tables yet."""
+    try:
+        return len(results(db)) if db.exists() else 0
+    except sqlite3.OperationalError:
+        return 0
+
+
+def locked_by(path: Path, pid: int) -> bool:
+    """Whether ``pid`` holds the lock at ``path``: its pid written there, and the kernel's lock held.
+
+    Read before the lock is tried: a test that took a free lock, even for an
+    instant, could make the run it waits for refuse to start.
+    """
+    try:
+        if path.read_text() != f"{pid}\n":
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def lock_is_free(path: Path) -> bool:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # and with it the lock, if this took it
+
+
+@pytest.mark.slow
+def test_a_second_run_of_a_running_tournament_is_refused_at_once_and_resumes_after_a_kill(tmp_path: Path) -> None:
+    toml, gate = gated_tournament(tmp_path)
+    (gate / "hold").write_text("")
+    db = tmp_path / "t.sqlite"
+    command = [*famiglia(), "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
+    first_log = tmp_path / "first.stderr"
+    with first_log.open("w") as log:
+        first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180  # generous: a loaded machine starts slowly, nothing depends on it
+        while not (locked_by(lock_path(db), first.pid) and recorded(db) >= GAMES_BEFORE_HOLD):
+            assert first.poll() is None, f"the first run ended: {first_log.read_text()}"
+            assert time.monotonic() < deadline, "the first run never held the store with two games played"
+            time.sleep(0.05)
+        before = results(db)
+        assert len(before) == GAMES_BEFORE_HOLD  # the third game is held by the gate
+
+        second = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert second.returncode == 2, second.stderr
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in second.stderr, second.stderr
+        assert lines[0].startswith(f"famiglia: error: {db} is being written by process {first.pid} ("), lines[0]
+        assert "tournament run" in lines[0] and str(toml) in lines[0]  # the first run's command line
+        assert f"wait for that run to end, or stop it (kill {first.pid})" in lines[0]
+        assert second.stdout == ""
+        assert locked_by(lock_path(db), first.pid), "the refused run changed the lock"
+        assert results(db) == before
+
+        # Readers take no lock: they work while the run holds it.
+        standings = subprocess.run(
+            [*famiglia(), "standings", "--db", str(db), "--format", "json"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert standings.returncode == 0, standings.stderr
+        assert json.loads(standings.stdout)["games"] == GAMES_BEFORE_HOLD
+        games = subprocess.run(
+            [*famiglia(), "games", "--db", str(db), "--format", "json"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert games.returncode == 0 and len(json.loads(games.stdout)) == GAMES_BEFORE_HOLD, games.stderr
+    finally:
+        if first.poll() is None:
+            os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+    assert first.returncode == -signal.SIGKILL
+    # Without a sandbox a bot may outlive a killed referee (docs/sandbox.md); let go,
+    # the held bots find their referee gone and end.
+    (gate / "hold").unlink()
+    assert wait_until_gone(gate) == [], "the gate bots did not end after their referee"
+
+    # The kernel dropped the lock with the process; its file (and pid) stay until the next run takes it.
+    assert lock_path(db).exists() and lock_is_free(lock_path(db))
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{GAMES_BEFORE_HOLD} of 12 games already recorded" in resumed.stdout
+    after = results(db)
+    assert sorted(after) == list(range(12))
+    assert all(after[game] == row for game, row in before.items()), "a game recorded before the kill changed"
+    assert not lock_path(db).exists(), "a run that ends cleanly leaves no lock file"
