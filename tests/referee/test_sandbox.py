@@ -37,6 +37,7 @@ from referee.sandbox import (
 )
 from referee.sandbox import launch as launch_module
 from referee.sandbox import view as view_module
+from referee.sandbox.cgroups import cgroup_support
 from referee.sandbox.launch import _kill_chains_of, _sweep_dead_referees
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, runtime_paths
@@ -604,3 +605,13 @@ def test_uid_blocks_are_not_claimed_through_a_folder_others_can_write(
     assert launch_module._uid_blocks_folder() is None
     first = launch_module._claim_block(0x70000000)
     assert list(folder.iterdir()) == [] and (first - 0x70000000) % launch_module._UIDS_PER_REFEREE == 0
+
+
+def test_play_says_what_its_bots_get_and_what_this_host_cannot_give() -> None:
+    passer = str(TEST_BOTS / "passer")
+    done = CliRunner().invoke(app, ["play", "vendetta", passer, passer, passer, "--seed", "3"])
+    assert done.exit_code == 0, done.output
+    (line,) = [line for line in done.output.splitlines() if line.startswith("sandbox:")]
+    missing = cgroup_support().missing()
+    assert line.startswith("sandbox: standard (bots run as")
+    assert (f"not given on this host: {missing}" if missing else "whole tree bounded in memory") in line

@@ -91,7 +91,12 @@ def print_record(record: MatchRecord) -> None:
         )
     console.print(table)
     if record.sandbox:
-        console.print(f"sandbox: {record.sandbox}", highlight=False)
+        from referee.sandbox import LEVELS, sandbox_summary  # the sandbox's package, imported once a match has run
+
+        ran = record.sandbox.split(" ", 1)[0]
+        # As the tournament's first lines say it: what bots get here, and what this host cannot give.
+        summary = "".join(f" ({sandbox_summary(level)})" for level in LEVELS if level == ran and level != "none")
+        console.print(f"sandbox: {record.sandbox}{summary}", highlight=False, markup=False)
     if record.replay:
         # The user's own path: printed as it is, but not read as markup.
         console.print(f"replay: {record.replay}", highlight=False, markup=False)
