@@ -174,7 +174,7 @@ async def many_games(bot: BotSpec, games: int, settings: RefereeSettings) -> dic
 # --- 2. fair clocks under load -------------------------------------------------
 
 
-def spin_tournament(games: int, concurrency: int, move_ms: int, replays: Path, time: dict[str, Any]) -> Any:
+def spin_tournament(games: int, concurrency: int, move_ms: int, replays: Path, clock: dict[str, Any]) -> Any:
     data: dict[str, Any] = {
         "tournament": {
             "name": "clocks",
@@ -186,7 +186,7 @@ def spin_tournament(games: int, concurrency: int, move_ms: int, replays: Path, t
             "workers": 1,
             "replays": str(replays),
             "variants": {"round_limit": "10"},
-            "time": {"move_ms": move_ms, "bank_ms": 0, **time},
+            "time": {"move_ms": move_ms, "bank_ms": 0, **clock},
         },
         "entrant": [{"name": f"spin{i}", "bot": "bench/bots/spin_c"} for i in range(PLAYERS)],
     }
@@ -194,10 +194,10 @@ def spin_tournament(games: int, concurrency: int, move_ms: int, replays: Path, t
 
 
 def clocks(
-    label: str, games: int, concurrency: int, move_ms: int, folder: Path, time: dict[str, Any]
+    label: str, games: int, concurrency: int, move_ms: int, folder: Path, clock: dict[str, Any]
 ) -> dict[str, Any]:
     replays = folder / label
-    config = spin_tournament(games, concurrency, move_ms, replays, time)
+    config = spin_tournament(games, concurrency, move_ms, replays, clock)
     store = Store(folder / f"{label}.sqlite")
     schedule = build_schedule(config)[:games]
     store.begin(config, schedule)
@@ -278,7 +278,12 @@ def main() -> None:
     parser.add_argument(
         "--sandbox", choices=["none", "standard", "strict"], default="standard", help="sandbox level (default standard)"
     )
-    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall", help="what a decision is charged")
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default=RefereeSettings().clock,
+        help="what a decision is charged (default: the referee's)",
+    )
     parser.add_argument("--ponder", action="store_true", help="let bots run while they are not asked")
     args = parser.parse_args()
 

@@ -384,7 +384,12 @@ def main() -> None:
     parser.add_argument("--level", choices=["none", "standard", "strict"], default="standard", help="sandbox level")
     parser.add_argument("--scenario", choices=["spin", "load", "all"], default="all", help="which scenario to run")
     parser.add_argument("--seed", type=bounded_count(0, MAX_SEED, "the seed"), default=1, help="first deal seed")
-    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall", help="what a decision is charged")
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default=RefereeSettings().clock,
+        help="what a decision is charged (default: the referee's)",
+    )
     parser.add_argument("--ponder", action="store_true", help="let bots run while they are not asked")
     args = parser.parse_args()
 

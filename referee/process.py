@@ -459,13 +459,20 @@ async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[Bo
 
 
 def raise_open_file_limit(wanted: int = 65536) -> int:
-    """Raise this process's soft open-file limit towards ``wanted`` (capped by the hard limit).
+    """Raise this process's soft open-file limit towards ``wanted`` (capped by the hard limit, which
+    root raises too).
 
-    Each bot costs the referee four descriptors (three pipes and a pidfd), and a
-    tournament runs many at once; the common soft default of 1024 is too few.
-    Returns the soft limit now in force.
+    Each bot costs the referee five descriptors (three pipes, a pidfd and its
+    control group's CPU time), and a tournament runs many at once; the common
+    soft default of 1024 is too few. Returns the soft limit now in force.
     """
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < wanted and os.geteuid() == 0:
+        try:  # root may raise the hard limit itself (up to the kernel's fs.nr_open)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, wanted))
+            hard = wanted
+        except (ValueError, OSError):
+            pass
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     if soft != resource.RLIM_INFINITY and soft < target:
         try:

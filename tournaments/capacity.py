@@ -7,11 +7,13 @@ settings alone, before any bot starts:
 - uids: run as root at the standard or strict sandbox level, every bot alive gets
   a uid of its own from a block of UIDS_PER_REFEREE (8,192) per referee process
   (referee/sandbox/launch.py); one more bot could not start.
-- open files: each bot costs the referee four descriptors (stdin, the stdout FIFO,
-  stderr and a pidfd; referee/process.py), each game one more for its replay file,
+- open files: each bot costs the referee five descriptors (stdin, the stdout FIFO,
+  stderr, a pidfd and its control group's CPU time file; referee/process.py,
+  referee/sandbox/cgroups.py), each game one more for its replay file,
   and the referee keeps a few dozen of its own (store, event loop, workers' pipes);
   the process's limit is its soft RLIMIT_NOFILE, which the referee raises to the
-  hard limit (at most 65,536) when it starts bots.
+  hard limit (at most 65,536; as root it first tries to raise the hard limit to
+  65,536, which a container without CAP_SYS_RESOURCE refuses) when it starts bots.
 - CPU: the referee runs on one core, about 100 us per decision (bench/referee.py),
   so many games in one process answer slower but still fairly: the clock runs only
   while the referee waits for a bot. It is not refused here; bench/concurrency.py
@@ -32,6 +34,7 @@ from tournaments.config import TournamentConfig
 
 __all__ = [
     "FILES_PER_BOT",
+    "FILES_PER_CONTAINED_BOT",
     "FILES_PER_GAME",
     "FILES_RESERVED",
     "UIDS_PER_REFEREE",
@@ -45,6 +48,7 @@ __all__ = [
 
 UIDS_PER_REFEREE = _UIDS_PER_REFEREE
 FILES_PER_BOT = 4
+FILES_PER_CONTAINED_BOT = FILES_PER_BOT + 1  # at standard and strict: its control group's CPU time file
 FILES_PER_GAME = 1
 FILES_RESERVED = 64
 _WANTED_FILES = 65536  # what referee.process.raise_open_file_limit asks for
@@ -100,9 +104,10 @@ def check_capacity(
             f"of {table_size} per referee process; {fix}"
         )
     limit = open_file_limit() if open_files is None else open_files
-    needed = bots * FILES_PER_BOT + games * FILES_PER_GAME + FILES_RESERVED
+    per_bot = FILES_PER_BOT if sandbox == "none" else FILES_PER_CONTAINED_BOT
+    needed = bots * per_bot + games * FILES_PER_GAME + FILES_RESERVED
     if needed > limit:
-        most = (limit - FILES_RESERVED) // (table_size * FILES_PER_BOT + FILES_PER_GAME)
+        most = (limit - FILES_RESERVED) // (table_size * per_bot + FILES_PER_GAME)
         raise CapacityError(
             f"concurrency {concurrency} needs about {needed} open files {where}, more than this "
             f"process's limit of {limit}: at most {most} games of {table_size} per referee process; "

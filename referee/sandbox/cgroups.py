@@ -618,8 +618,8 @@ class BotCgroup:
                     raise CgroupError(f"cannot create {path}: {exc.strerror}", path, exc.errno) from None
                 made.append(path)
             group._apply(memory_bytes, max_processes, cores)
-            if support.freezer:
-                group._freeze_fd = _open(group._file("freezer", "cgroup.freeze", "freezer.state"), os.O_WRONLY)
+            # The freezer's file is opened at the first freeze (most bots are never
+            # frozen: referee.match): a referee holding thousands of bots counts descriptors.
             if support.cpu_usage:
                 group._usage_fd = _open(group._file("cpu_usage", "cpu.stat", "cpuacct.usage"), os.O_RDONLY)
         except BaseException:
@@ -727,15 +727,16 @@ class BotCgroup:
         # The referee freezes and thaws a seat at every decision: one write on a
         # kept descriptor, the file's path worked out only to say what failed.
         fd = self._freeze_fd
-        if fd is not None:
-            try:
-                os.write(fd, value)
-                return
-            except OSError as exc:
-                path = self._file("freezer", "cgroup.freeze", "freezer.state")
-                raise CgroupError(f"cannot write {value.decode()} to {path}: {exc.strerror}", path, exc.errno) from None
-        path = self._file("freezer", "cgroup.freeze", "freezer.state")  # CgroupUnavailable without a freezer
-        raise CgroupError(f"cannot write {value.decode()} to {path}: the group is removed", path)
+        if fd is None:
+            path = self._file("freezer", "cgroup.freeze", "freezer.state")  # CgroupUnavailable without a freezer
+            if self._removed:
+                raise CgroupError(f"cannot write {value.decode()} to {path}: the group is removed", path)
+            fd = self._freeze_fd = _open(path, os.O_WRONLY)
+        try:
+            os.write(fd, value)
+        except OSError as exc:
+            path = self._file("freezer", "cgroup.freeze", "freezer.state")
+            raise CgroupError(f"cannot write {value.decode()} to {path}: {exc.strerror}", path, exc.errno) from None
 
     def frozen(self) -> bool:
         """Whether every process of the tree is frozen now (a freeze completes shortly after ``freeze``)."""

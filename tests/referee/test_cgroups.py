@@ -604,3 +604,22 @@ def test_a_dead_referees_groups_are_swept_and_a_live_ones_kept(started: list[sub
         for folder in dead + alive:
             if os.path.isdir(folder):
                 os.rmdir(folder)
+
+
+def test_a_group_holds_one_descriptor_until_its_first_freeze(made: list[BotCgroup]) -> None:
+    # A referee holds thousands of bots: each group costs it the CPU time file only
+    # (tournaments.capacity counts it); the freezer's file is opened when first needed.
+    needs(HOST, "freezer", "cpu_usage")
+
+    def descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = descriptors()
+    group = BotCgroup.create("descriptors", memory_bytes=0, max_processes=0, cores=0)
+    made.append(group)
+    assert descriptors() == before + 1
+    group.freeze()
+    group.thaw()
+    assert descriptors() == before + 2
+    assert group.remove()
+    assert descriptors() == before
