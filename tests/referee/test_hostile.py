@@ -358,8 +358,10 @@ class OthersTime:
         return self.bot.stderr_text()
 
 
-@pytest.mark.parametrize("level", ["standard", "strict"])
-async def test_a_seat_that_is_not_asked_does_not_run(level: str, arena: Path) -> None:
+@pytest.mark.parametrize(
+    ("level", "spinners"), [("standard", "processes"), ("strict", "processes"), ("standard", "threads")]
+)
+async def test_a_seat_that_is_not_asked_does_not_run(level: str, spinners: str, arena: Path) -> None:
     # Eight spinners in sessions of their own, started at its first request:
     # frozen with their seat from its answer to its next request, they get no
     # CPU while another seat thinks. (A loaded machine only lowers what they get.)
@@ -374,7 +376,7 @@ async def test_a_seat_that_is_not_asked_does_not_run(level: str, arena: Path) ->
     for path in (thinker, thinker / "bot.py", thinker / "bot.toml"):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     settings = RefereeSettings(sandbox=require_level(level), time=TimeControl(startup_ms=10_000))
-    spinner = load_bot(str(copy_bot(arena, "idle_spinner")))
+    spinner = with_args(load_bot(str(copy_bot(arena, "idle_spinner"))), *(["threads"] if spinners == "threads" else []))
     async with (
         open_bot(load_bot(str(thinker)), settings) as first,
         open_bot(spinner, settings) as spinning,
