@@ -26,9 +26,11 @@ import errno
 import fcntl
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import msgspec
 
@@ -177,38 +179,51 @@ def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> No
     assert spec.build is not None
     folder = Path(spec.cwd)
     launch = prepare_build(spec, settings)
-    try:
-        if launch.uid is not None:
-            make_safe_for_host(folder, owner=launch.uid)  # the build's uid writes only here
+    # The build's output goes to a file, not into the referee's memory: a build that
+    # prints without end is stopped by its file size limit (file_mb), and only the
+    # last lines are read back for the reason.
+    with tempfile.TemporaryFile() as output:
         try:
-            done = subprocess.run(
-                launch.argv,
-                cwd=spec.cwd,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout_s,
-                check=False,
-                env=settings.bot_environment(),
-                pass_fds=launch.pass_fds,
-                # No controlling terminal: it cannot open /dev/tty, push input into
-                # the host's terminal (TIOCSTI) or write escapes to it.
-                start_new_session=True,
-            )
-        except FileNotFoundError:
-            raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
-        except subprocess.TimeoutExpired:
-            raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
+            if launch.uid is not None:
+                make_safe_for_host(folder, owner=launch.uid)  # the build's uid writes only here
+            try:
+                done = subprocess.run(
+                    launch.argv,
+                    cwd=spec.cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout_s,
+                    check=False,
+                    env=settings.bot_environment(),
+                    pass_fds=launch.pass_fds,
+                    # No controlling terminal: it cannot open /dev/tty, push input into
+                    # the host's terminal (TIOCSTI) or write escapes to it.
+                    start_new_session=True,
+                )
+            except FileNotFoundError:
+                raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
+            except subprocess.TimeoutExpired:
+                raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
+            finally:
+                # Whatever the build left, and however it ended, nothing of it runs on
+                # and nothing in the folder stays its own.
+                launch.kill_tree()
+                _make_safe(folder, spec.name)
         finally:
-            # Whatever the build left, and however it ended, nothing of it runs on
-            # and nothing in the folder stays its own.
-            launch.kill_tree()
-            _make_safe(folder, spec.name)
-    finally:
-        launch.release()
-    if done.returncode != 0:
-        output = (done.stderr or done.stdout).decode("utf-8", "replace")
-        tail = output.strip().splitlines()[-3:]
-        raise BotBuildFailed(bounded(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)}", 700))
+            launch.release()
+        if done.returncode != 0:
+            tail = _tail(output).strip().splitlines()[-3:]
+            raise BotBuildFailed(
+                bounded(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)}", 700)
+            )
+
+
+def _tail(output: IO[bytes], limit: int = 8192) -> str:
+    """The last ``limit`` bytes a build wrote, as text."""
+    size = output.seek(0, os.SEEK_END)
+    output.seek(max(0, size - limit))
+    return output.read(limit).decode("utf-8", "replace")
 
 
 def _make_safe(folder: Path, name: str) -> None:

@@ -907,21 +907,28 @@ def _housekeeping(support: CgroupSupport) -> None:
 # The guardian's end of its pipe, held by this process alone (not inheritable): when
 # this process dies, however, the guardian reads end of file.
 _guardian_pipe: tuple[int, int] | None = None  # (pid, write end)
+# At end of file: each group of the referee ($0) in the freezer hierarchy ($1) thawed, and
+# every process in it killed, twice over for a fork that was under way.
 _GUARDIAN = (
-    'cat >/dev/null; for state in "$1"/famiglia-"$0"-*/freezer.state; do echo THAWED > "$state"; done 2>/dev/null'
+    'cat >/dev/null; for round in 1 2; do for group in "$1"/famiglia-"$0"-*/; do '
+    'echo THAWED > "$group/freezer.state"; for pid in $(cat "$group/cgroup.procs"); do kill -9 "$pid"; done; '
+    "done; done 2>/dev/null"
 )
 
 
 def _start_guardian(support: CgroupSupport) -> None:
-    """On cgroup v1, a process that thaws this referee's bots when the referee dies, however it dies.
+    """On cgroup v1, a process that stops this referee's bots and builds when it dies, however it dies.
 
     A frozen process takes no signal on v1, not even SIGKILL, until it is
     thawed: bots frozen between their requests would outlive a referee killed
     with SIGKILL (their parent-death signal waits), holding their memory until
-    another referee sweeps them. The guardian, a shell in a session of its own,
+    another referee sweeps them. And a referee killed in the instant it starts
+    a sandbox can leave it running: a parent-death signal is armed only after
+    the fork (seen with builds). The guardian, a shell in a session of its own,
     waits for end of file on a pipe only this process writes; then it thaws
-    every group of this referee, and the pending signals kill the bots. On v2
-    a frozen process dies of SIGKILL, and no guardian is needed.
+    every group of this referee and kills what is in it. On v2 a frozen process
+    dies of SIGKILL; there the next referee's sweep removes what such an
+    instant left.
     """
     global _guardian_pipe
     folder = support.parents.get("freezer")

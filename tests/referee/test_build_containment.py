@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import resource
 import shutil
 import sqlite3
 import stat
@@ -18,6 +19,7 @@ import sys
 import tarfile
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import msgspec
@@ -31,7 +33,7 @@ from referee.build import build_bot, build_cache, build_package, read_record
 from referee.play import prepare_bots
 from referee.sandbox import host_support
 from referee.settings import RefereeSettings
-from tests.conftest import ROOT, TEST_BOTS
+from tests.conftest import ROOT, TEST_BOTS, processes_in, wait_until_gone
 from tournaments.cli import app
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="only a root referee gives builds a uid of their own")
@@ -359,3 +361,40 @@ def test_a_regular_users_build_has_no_terminal_either(tmp_path: Path) -> None:
         assert all(info.st_uid == user.pw_uid for info in entries(built))
     finally:
         subprocess.run(["rm", "-rf", str(host)], check=False)
+
+
+def test_a_build_that_prints_without_end_is_stopped_by_its_file_limit_not_the_referees_memory(tmp_path: Path) -> None:
+    # 200 MB on stdout, past file_mb (64): it went whole into the referee's memory before.
+    folder = bot_folder(tmp_path, "sh -c 'head -c 200000000 /dev/zero; echo done'")
+    before = rss_kib()
+    with pytest.raises(BotBuildFailed, match=r"^builder: build failed \(exit"):
+        build_bot(load_bot(str(folder)))
+    assert rss_kib() - before < 50_000
+
+
+def rss_kib() -> int:
+    """This process's peak resident memory, in KiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+@pytest.mark.slow
+def test_a_referee_killed_mid_build_leaves_no_build_running_and_the_next_run_builds_again(tmp_path: Path) -> None:
+    folder = bot_folder(tmp_path, "sh -c 'sleep 30; touch done'")
+    code = (
+        f"from referee.build import build_bot; from referee.bots import load_bot; build_bot(load_bot({str(folder)!r}))"
+    )
+    referee = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    digest = pack_folder(folder)[0]
+    entry = build_cache() / f"{digest}-standard"
+    deadline = time.monotonic() + 60
+    while not processes_in(entry):  # the build is running in its copy
+        assert time.monotonic() < deadline and referee.poll() is None, "the build never started"
+        time.sleep(0.05)
+    referee.kill()
+    referee.wait()
+    assert wait_until_gone(entry, 10.0) == [], "the build outlived its referee"
+    assert read_record(build_cache() / f"{digest}-standard.built") is None
+    # The next run starts over from the package; this time its build is let to finish.
+    (folder / "bot.toml").write_text((folder / "bot.toml").read_text().replace("sleep 30", "sleep 0"))
+    spec = build_bot(load_bot(str(folder)))
+    assert (Path(spec.cwd) / "done").exists()
