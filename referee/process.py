@@ -341,6 +341,8 @@ class BotProcess:
         if self.failure is not None:
             return self.failure
         code = self.process.returncode
+        if code is not None:
+            self.take_stderr_left()
         stderr = self.stderr.last_lines()
         tail = f"; stderr: {stderr}" if stderr else ""
         if code is None:
@@ -354,6 +356,29 @@ class BotProcess:
         if signum:
             return BotCrashed(f"{what}: killed by {signal_name(signum)}{tail}")
         return BotCrashed(f"{what}: exited with code {code}{tail}")
+
+    def take_stderr_left(self) -> None:
+        """Read what an exited bot wrote to stderr that the draining task has not read yet.
+
+        The draining task may not have run since the bot's last write: on a busy
+        machine a bot that prints why it fails and exits at once was reported
+        without that line. Once the bot has exited, all it wrote is in the pipe,
+        so a read that does not wait takes it here, in order after what the task
+        took. Bounded: the tail keeps at most ``stderr_bytes`` anyway.
+        """
+        stream = self.process.stderr
+        fileno = getattr(stream, "fileno", None)
+        if fileno is None:
+            return
+        try:
+            descriptor = fileno()
+            for _ in range(16):
+                chunk = os.read(descriptor, 65536)
+                if not chunk:
+                    return
+                self.stderr.feed(chunk)
+        except (OSError, ValueError):  # nothing more yet, or the stream is closed
+            return
 
     async def drain_stderr(self) -> None:
         """Keep the tail of the bot's stderr until it ends, then make sure reading its stdout FIFO ends too."""
