@@ -391,8 +391,18 @@ class _Match:
         )
         return encode_message(start)
 
-    def startup_timeout(self) -> BotTimedOut:
-        return BotTimedOut(f"no ready line within the startup limit of {self.settings.time.startup_ms} ms")
+    def startup_timeout(self, on: str = "") -> BotTimedOut:
+        """The seat said no ``ready`` in time; ``on``: "cpu" or "backstop" when the cpu clock ended it."""
+        limit = self.settings.time.startup_ms
+        if on == "cpu":
+            return BotTimedOut(f"no ready line within the startup limit of {limit} ms of CPU time")
+        if on == "backstop":
+            return BotTimedOut(
+                f"no ready line within {limit * self.settings.clock_backstop:.0f} ms of wall time "
+                f"({self.settings.clock_backstop:g} x the startup limit of {limit} ms), "
+                "the cpu clock's bound for a bot that sleeps or blocks"
+            )
+        return BotTimedOut(f"no ready line within the startup limit of {limit} ms")
 
     def ready_now(self, seat: _Seat) -> BotMessage | None:
         """The seat's first line after ``start``, decoded, if a warm bot's quick poll finds it; else None."""
@@ -446,16 +456,40 @@ class _Match:
         await self.await_ready(seat, due, self.ready_now(seat))
 
     async def await_ready(self, seat: _Seat, due: float, first: BotMessage | None) -> None:
-        """Read up to the seat's ``ready`` line (``first``, if given, is the first message) until ``due``."""
-        with trio.move_on_at(due):
-            message = await self.read_message(seat, 0, first)
-            if not isinstance(message, Ready):
-                raise BotProtocolError(f"sent {_kind(message)} before ready")
-            seat.logs = 0
-            if seat.hold is not None:
-                seat.hold()
-            return
-        raise self.startup_timeout()
+        """Read up to the seat's ``ready`` line (``first``, if given, is the first message) until ``due``.
+
+        Under the cpu clock the startup limit is CPU time too, for the same
+        reason as a decision's: on a busy host thousands of bots starting at
+        once wait for a core far longer than they use one. ``due`` (the wall
+        time the limit would end) is then the first moment the seat's tree can
+        have used it; the wait goes on while it has not, up to ``clock_backstop``
+        times the limit in wall time, for a bot that sleeps or blocks.
+        """
+        check_at = backstop = due
+        meter = seat.meter if self.cpu_clock and not seat.untimed else None
+        cpu_start = 0
+        if meter is not None:
+            cpu_start = meter()
+            backstop = due + (self.settings.clock_backstop - 1) * self.startup_s
+        while True:
+            with trio.move_on_at(check_at):
+                message = await self.read_message(seat, 0, first)
+                if not isinstance(message, Ready):
+                    raise BotProtocolError(f"sent {_kind(message)} before ready")
+                seat.logs = 0
+                if seat.hold is not None:
+                    seat.hold()
+                return
+            first = None  # read_message took it before its first wait
+            if meter is None:
+                raise self.startup_timeout()
+            now = trio.current_time()
+            if now >= backstop:
+                raise self.startup_timeout("backstop")
+            left = self.startup_s - (meter() - cpu_start) / 1e9
+            if left <= 0:
+                raise self.startup_timeout("cpu")
+            check_at = min(now + left, backstop)
 
     def decode(self, line: bytes) -> BotMessage:
         """One line from a bot as a message; anything wrong with it is that seat's protocol error."""

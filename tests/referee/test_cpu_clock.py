@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from protocol.messages import TimeControl
@@ -27,10 +28,11 @@ from referee.settings import RefereeSettings
 pytestmark = pytest.mark.slow
 
 BOT = """
-import sys, time
+import itertools, sys, time
 from protocol.bot import serve
 
 SLEEP, BURN, AT = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+START_SLEEP, START_BURN = float(sys.argv[4]), float(sys.argv[5])
 
 
 class Timed:
@@ -49,7 +51,12 @@ class Timed:
         return request.options[0] if request.options else {"type": "place", "placements": []}
 
 
-serve(Timed())
+line = sys.stdin.buffer.readline()  # the start line: what follows is the bot's own start-up work
+time.sleep(START_SLEEP)
+began = time.thread_time()
+while time.thread_time() - began < START_BURN:
+    pass
+serve(Timed(), stdin=itertools.chain([line], sys.stdin.buffer))
 """
 
 
@@ -66,20 +73,30 @@ def timed_bot(tmp_path: Path) -> Iterator[Path]:
     yield folder
 
 
-def timed(folder: Path, *, sleep: float = 0.0, burn: float = 0.0, at: int = 0) -> BotSpec:
-    """The timed bot: at its ``at``-th request (0: every one) it sleeps ``sleep`` s, then computes ``burn`` s."""
+def timed(
+    folder: Path,
+    *,
+    sleep: float = 0.0,
+    burn: float = 0.0,
+    at: int = 0,
+    start_sleep: float = 0.0,
+    start_burn: float = 0.0,
+) -> BotSpec:
+    """The timed bot: at its ``at``-th request (0: every one) it sleeps ``sleep`` s, then computes ``burn`` s;
+    after its start line and before its ready line, it sleeps ``start_sleep`` s, then computes ``start_burn`` s."""
     spec = load_bot(str(folder))
-    return BotSpec(name=spec.name, command=[*spec.command, str(sleep), str(burn), str(at)], cwd=spec.cwd)
+    numbers = [str(sleep), str(burn), str(at), str(start_sleep), str(start_burn)]
+    return BotSpec(name=spec.name, command=[*spec.command, *numbers], cwd=spec.cwd)
 
 
-def cpu_clock(move_ms: int, bank_ms: int = 0, **more: object) -> RefereeSettings:
+def cpu_clock(move_ms: int, bank_ms: int = 0, startup_ms: int = 10_000, **more: object) -> RefereeSettings:
     support = cgroup_support()
     if not support.cpu_usage:
         pytest.skip(f"no cgroup CPU accounting on this host: {support.missing()}")
     return RefereeSettings(
         sandbox=require_level("standard"),
         clock="cpu",
-        time=TimeControl(startup_ms=10_000, move_ms=move_ms, bank_ms=bank_ms),
+        time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         **more,  # type: ignore[arg-type]
     )
 
@@ -139,3 +156,37 @@ async def test_a_busy_host_costs_honest_bots_no_time_on_the_cpu_clock(timed_bot:
             loop.wait()
     assert record.result.terminations == [], record.result.terminations
     assert all(timing.decisions > 0 for timing in record.timings)
+
+
+async def test_a_start_up_that_waits_without_computing_is_not_charged_on_the_cpu_clock(timed_bot: Path) -> None:
+    # 1.2 s of sleep before its ready line, against a startup limit of 500 ms: the wall clock
+    # times it out; the cpu clock charges the CPU it used, well under the limit.
+    slow_start = timed(timed_bot, start_sleep=1.2)
+    quick = timed(timed_bot)
+    settings = cpu_clock(move_ms=100, startup_ms=500)
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, slow_start, quick], settings)
+    assert record.result.terminations == []
+    wall = msgspec.structs.replace(settings, clock="wall")
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, slow_start, quick], wall)
+    assert [(t.seat, t.kind) for t in record.result.terminations] == [(1, "timeout")]
+    assert record.result.terminations[0].reason == "no ready line within the startup limit of 500 ms"
+
+
+async def test_a_start_up_that_computes_past_the_limit_times_out_on_cpu(timed_bot: Path) -> None:
+    burner = timed(timed_bot, start_burn=2.0)
+    quick = timed(timed_bot)
+    settings = cpu_clock(move_ms=100, startup_ms=500)
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], settings)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind) == (1, "timeout")
+    assert termination.reason == "no ready line within the startup limit of 500 ms of CPU time"
+
+
+async def test_a_start_up_that_sleeps_past_the_backstop_times_out_on_wall_time(timed_bot: Path) -> None:
+    sleeper = timed(timed_bot, start_sleep=5.0)
+    quick = timed(timed_bot)
+    settings = cpu_clock(move_ms=100, startup_ms=500, clock_backstop=2.0)
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, sleeper, quick], settings)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind) == (1, "timeout")
+    assert termination.reason.startswith("no ready line within 1000 ms of wall time (2 x the startup limit of 500 ms)")

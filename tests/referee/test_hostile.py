@@ -79,7 +79,14 @@ CASES = [
         "mute_handshake",
         "timeout",
         "no ready line within the startup limit of 1000 ms",
-        settings={"time": TimeControl(startup_ms=1000)},
+        settings={"time": TimeControl(startup_ms=1000), "clock": "wall"},
+    ),
+    # On the cpu clock (the default) a bot that never says ready uses no CPU: the wall-time backstop ends it.
+    Case(
+        "mute_handshake",
+        "timeout",
+        "no ready line within 2000 ms of wall time (2 x the startup limit of 1000 ms)",
+        settings={"time": TimeControl(startup_ms=1000), "clock_backstop": 2.0},
     ),
     # Request ids count across seats: seat 1's requests are 2, 5, 8, ...
     # Sleeping costs nothing on the cpu clock (the default): on the wall clock the bank runs out;
