@@ -45,7 +45,7 @@ class BotLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     file_mb: Annotated[int, _limit(1, 16 << 20, "MiB")] = 64
     """The largest file a bot may write, in MiB."""
     processes: Annotated[int, _limit(1, 1 << 22, "processes")] = 128
-    """Processes and threads of the bot together (enforced only when bots get their own uid)."""
+    """Processes and threads of the bot together (RLIMIT_NPROC on its own uid, or inside its user namespace)."""
     tmp_mb: Annotated[int, _limit(1, 16 << 20, "MiB")] = 64
     """The size of the private /tmp of the strict level, in MiB (it is memory: a tmpfs)."""
 

@@ -67,7 +67,7 @@ JOIN_FAILED = 124
 # What the sandbox line says when a guarantee is missing: what a bot gets instead.
 _WITHOUT: dict[Guarantee, str] = {
     "memory": "no cgroup memory controller: memory is bounded per process only",
-    "processes": "no cgroup pids controller: processes are bounded per uid only (RLIMIT_NPROC, as root)",
+    "processes": "no cgroup pids controller: processes are bounded by RLIMIT_NPROC (a uid of its own, or its user namespace)",
     "cpu_bound": "no cgroup cpu controller: a bot's CPU share is not capped",
     "cpu_usage": "no cgroup CPU accounting: a bot's CPU time is not measured",
     "freezer": "no cgroup freezer: bots are not frozen between requests",

@@ -42,7 +42,7 @@ import threading
 from referee.bots import BotSpec
 from referee.sandbox.cgroups import BotCgroup, cgroup_support
 from referee.sandbox.host import HostSupport, host_support
-from referee.sandbox.limits import prlimit_flags
+from referee.sandbox.limits import nproc_flag, prlimit_flags
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, mount_flags
 from referee.settings import BotLimits, RefereeSettings, SandboxLevel
@@ -180,6 +180,12 @@ def launcher_argv(
     if host.root:
         assert host.setpriv is not None
         drop = [host.setpriv, *_drop_to(uid), "--pdeathsig", "KILL", "--"]
+    elif limits.processes > 0 and nproc_counted_per_namespace():
+        # Without root the bot keeps the user's uid, so an RLIMIT_NPROC set before
+        # bwrap would count every process of the user. Set inside the new user
+        # namespace it counts only that namespace's: the tree's own processes,
+        # whatever else the user runs.
+        drop = [host.prlimit, nproc_flag(limits.processes), "--"]
     if fifo is not None:
         last = [host.sh, "-c", _EXEC, FIFO_INSIDE, *argv]
     else:  # a build: what it writes is made readable by every uid afterwards (referee.build)
@@ -189,6 +195,15 @@ def launcher_argv(
     # makes it a session of its own, with no controlling terminal.
     sandbox = _bwrap_flags(level, host, seccomp_fd, new_session=fifo is None)
     return [*head, *limit, *sandbox, *view, *inside, *drop, *last]
+
+
+def nproc_counted_per_namespace() -> bool:
+    """Whether this kernel counts RLIMIT_NPROC per user namespace (Linux 5.14 and later)."""
+    release = os.uname().release.split(".")
+    try:
+        return (int(release[0]), int(release[1].split("-")[0])) >= (5, 14)
+    except (IndexError, ValueError):
+        return False
 
 
 class _UidPool:

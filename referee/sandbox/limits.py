@@ -30,6 +30,12 @@ def memory_resource(spec: BotSpec, limits: BotLimits) -> str:
     return "data" if names & _ADDRESS_RESERVERS else "as"
 
 
+def nproc_flag(processes: int) -> str:
+    """``prlimit``'s process-count flag for a referee without root: never above its own hard limit."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    return f"--nproc={processes if hard == resource.RLIM_INFINITY else min(processes, hard)}"
+
+
 def prlimit_flags(spec: BotSpec, limits: BotLimits, *, root: bool, with_nproc: bool) -> list[str]:
     """``prlimit`` flags for ``limits``; without root a hard limit is never raised."""
     wanted: list[tuple[str, int, int]] = []  # (flag, resource, value)

@@ -29,6 +29,7 @@ from referee.bots import BotSpec, load_bot
 from referee.match import MatchSpec, run_match
 from referee.process import open_bot
 from referee.sandbox import host_support, require_level
+from referee.sandbox.launch import nproc_counted_per_namespace
 from referee.sandbox.strays import descendants, namespace_pid
 from referee.seats import open_pool
 from referee.settings import RefereeSettings
@@ -277,13 +278,7 @@ def _interpreter_for_others() -> str:
 def test_a_regular_users_bots_see_nothing_of_their_home_and_write_nothing(host: Path) -> None:
     user = _regular_user()
     python = _interpreter_for_others()
-    # A copy of what the referee needs, where the user can read it.
-    code = host / "code"
-    for name in ("protocol", "referee"):
-        shutil.copytree(ROOT / name, code / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for module in ("msgspec", "trio", "attr", "attrs", "sortedcontainers", "idna", "outcome", "sniffio"):
-        source = Path(__import__(module).__file__ or "").parent
-        shutil.copytree(source, code / module, ignore=shutil.ignore_patterns("__pycache__"))
+    code = _referee_code_for_others(host)
     bots = host / "bots"
     bots.mkdir()
     snoop = copy_bot(bots, "snoop")
@@ -322,6 +317,65 @@ def test_a_regular_users_bots_see_nothing_of_their_home_and_write_nothing(host: 
     assert f"uid={user.pw_uid} " in result["stderr"]
     assert not pwned.exists() and not (code / "referee" / "evil.py").exists()
     assert bashrc.read_text() == "# the user's shell start-up\n" and store.read_text() == "the user's results"
+
+
+USER_FORK_REFEREE = """
+import json, sys
+import trio
+from protocol.messages import TimeControl
+from referee.bots import load_bot
+from referee.match import MatchSpec, run_match
+from referee.process import open_bot
+from referee.settings import BotLimits, RefereeSettings
+
+async def main():
+    settings = RefereeSettings(time=TimeControl(startup_ms=10_000, move_ms=5_000, bank_ms=0), grace_ms=200,
+                               limits=BotLimits(processes=16))
+    bomb, passer = load_bot(sys.argv[1]), load_bot(sys.argv[2])
+    async with open_bot(passer, settings) as a, open_bot(bomb, settings) as bot, open_bot(passer, settings) as b:
+        record = await run_match(MatchSpec(game="vendetta", seed=4), [a, bot, b], settings)
+    print(json.dumps({"terminations": [[t.seat, t.kind, t.reason] for t in record.result.terminations],
+                      "stderr": bot.stderr_text()}))
+
+trio.run(main)
+"""
+
+
+def _referee_code_for_others(host: Path) -> Path:
+    """A copy of what a referee needs, where a regular user can read it."""
+    code = host / "code"
+    for name in ("protocol", "referee"):
+        shutil.copytree(ROOT / name, code / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for module in ("msgspec", "trio", "attr", "attrs", "sortedcontainers", "idna", "outcome", "sniffio"):
+        source = Path(__import__(module).__file__ or "").parent
+        shutil.copytree(source, code / module, ignore=shutil.ignore_patterns("__pycache__"))
+    return code
+
+
+@pytest.mark.slow
+def test_a_regular_users_bot_cannot_fork_past_its_process_limit(host: Path) -> None:
+    # Without root the bot keeps the user's uid: the process count is the user
+    # namespace's own, so other processes of the user count neither for nor against it.
+    if not nproc_counted_per_namespace():
+        pytest.skip("this kernel counts RLIMIT_NPROC per uid, not per user namespace (before Linux 5.14)")
+    user = _regular_user()
+    python = _interpreter_for_others()
+    code = _referee_code_for_others(host)
+    bots = host / "bots"
+    bots.mkdir()
+    bomb, passer = copy_bot(bots, "fork_bomb"), copy_bot(bots, "passer")
+    subprocess.run(["chmod", "-R", "o+rX", str(host)], check=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "PYTHONPATH": str(code), "LANG": "C.UTF-8"}
+    done = subprocess.run(
+        ["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups",
+         python, "-c", USER_FORK_REFEREE, str(bomb), str(passer)],
+        capture_output=True, text=True, env=env, cwd=user.pw_dir, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = __import__("json").loads(done.stdout.strip().splitlines()[-1])
+    assert "unchecked" not in result["stderr"], result["stderr"][-500:]
+    [[seat, kind, reason]] = result["terminations"]
+    assert (seat, kind) == (1, "crash") and "Cannot fork" in reason, reason
 
 
 def test_namespace_pid_reads_a_live_process_and_counts_a_zombie_or_a_gone_one_as_none() -> None:
