@@ -19,8 +19,10 @@ import trio
 
 import referee.match
 from protocol.codec import LineReader
+from protocol.messages import TimeControl
 from referee.match import MatchRecord, MatchSpec, run_match
 from referee.replay import LogRecord, read_replay, verify_replay
+from referee.settings import RefereeSettings
 from tests.referee.fakes import PASS, PipeBot, pipe_passing
 
 SPEC = MatchSpec(game="vendetta", seed=11)
@@ -356,3 +358,33 @@ async def test_an_untimed_seat_is_never_polled_for(monkeypatch: pytest.MonkeyPat
         nursery.cancel_scope.cancel()
     assert record.result.terminations == [] and record.timings[1].decisions > 10
     assert bots[1].reader not in polls and polls[bots[0].reader] == record.timings[0].decisions + 1
+
+
+class _NotScheduledAtFirst(PipeBot):
+    """Its first read never ends, as for a referee kept off the CPU past the startup
+    limit: the ready line is in the pipe in time, and no wait for it returns."""
+
+    poll_schedule = (5, 8)  # as a warm process that thinks: no quick look at the pipe after start
+
+    async def readline(self) -> bytes:
+        if not self.received or len(self.received) > 1:
+            return await super().readline()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_a_ready_line_in_the_pipe_in_time_counts_though_the_referee_read_it_late() -> None:
+    # (Real time: the quick-answer poll is a busy wait on the clock, which a virtual clock never moves.)
+    # The ready line is in the pipe when start has been written; the read waiting for
+    # it does not return (a starved referee), so at the deadline the pipe is looked into.
+    async with trio.open_nursery() as nursery:
+        late = _NotScheduledAtFirst(at_start([READY]), nursery, name="late")
+        bots = [late, PipeBot(pipe_passing, nursery, name="a"), PipeBot(pipe_passing, nursery, name="b")]
+        settings = RefereeSettings(time=TimeControl(startup_ms=500, move_ms=10_000), clock="wall")
+        try:
+            record = await run_match(SPEC, bots, settings)
+        finally:
+            nursery.cancel_scope.cancel()
+            for bot in bots:
+                await bot.aclose()
+    assert record.result.terminations == [] and record.timings[0].decisions > 0
