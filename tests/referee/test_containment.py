@@ -258,8 +258,13 @@ def _regular_user() -> pwd.struct_passwd:
     useradd = shutil.which("useradd")
     if useradd is None:
         pytest.skip("useradd is missing")
-    subprocess.run([useradd, "--create-home", "--shell", "/bin/sh", TEST_USER], check=True)
-    return pwd.getpwnam(TEST_USER)
+    # Another test process may create the user at the same moment: its useradd then fails, and the user exists.
+    command = [useradd, "--create-home", "--shell", "/bin/sh", TEST_USER]
+    made = subprocess.run(command, check=False, capture_output=True, text=True)
+    try:
+        return pwd.getpwnam(TEST_USER)
+    except KeyError:
+        raise AssertionError(f"useradd failed: {made.stderr.strip()}") from None
 
 
 def _interpreter_for_others() -> str:

@@ -219,7 +219,7 @@ def assert_others_played_a_valid_game(record: MatchRecord, folder: Path) -> None
 
 def assert_no_process_left(*folders: Path) -> None:
     for folder in folders:
-        assert wait_until_gone(folder, 5.0) == [], f"processes left in {folder}"
+        assert wait_until_gone(folder, 30.0) == [], f"processes left in {folder}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)

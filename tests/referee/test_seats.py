@@ -34,7 +34,7 @@ async def test_a_closing_pool_starts_no_process_and_its_block_ends() -> None:
     # (its warm process was just closed). The pool must not start one: it would
     # outlive the pool and hold the block open (found on a Dask worker's Ctrl-C).
     passer = load_bot(str(TEST_BOTS / "passer"))
-    with trio.fail_after(10):
+    with trio.fail_after(60):
         async with open_pool(RefereeSettings(grace_ms=100)) as pool:
             busy = await pool.acquire(passer, deal=1)
             pool.close_all()

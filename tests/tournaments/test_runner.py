@@ -227,7 +227,7 @@ def test_a_worker_killed_midway_stops_the_run_in_one_line_and_the_rerun_loses_no
     )  # fmt: skip
     _wait_while_running(runner, db, 2, workers=True)
     os.kill(workers_of(runner.pid)[0], signal.SIGKILL)
-    _, stderr = runner.communicate(timeout=30)
+    _, stderr = runner.communicate(timeout=120)
     assert runner.returncode == 1, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
@@ -263,7 +263,7 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_leaves_no_bot(tmp_path: Pat
     )
     _wait_while_running(runner, db, 2)
     runner.send_signal(signal.SIGINT)
-    _, stderr = runner.communicate(timeout=30)
+    _, stderr = runner.communicate(timeout=120)
     assert runner.returncode == 130, stderr
     assert "Traceback" not in stderr
     (line,) = [line for line in stderr.splitlines() if line.startswith("interrupted: ")]
@@ -293,7 +293,7 @@ def test_ctrl_c_in_a_terminal_with_workers_prints_only_the_resume_line(tmp_path:
     )
     _wait_while_running(runner, db, 2, workers=True)
     os.killpg(runner.pid, signal.SIGINT)
-    _, stderr = runner.communicate(timeout=30)
+    _, stderr = runner.communicate(timeout=120)
     assert runner.returncode == 130, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), stderr

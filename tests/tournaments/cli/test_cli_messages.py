@@ -68,7 +68,7 @@ def test_the_interrupted_line_starts_a_line_of_its_own_when_output_is_not_a_term
         time.sleep(0.05)
     time.sleep(0.5)  # some games under way, the live table drawn
     os.killpg(run.pid, signal.SIGINT)
-    output, _ = run.communicate(timeout=30)
+    output, _ = run.communicate(timeout=120)
     assert run.returncode == 130, output
     lines = [line for line in output.splitlines() if "interrupted: " in line]
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), output
