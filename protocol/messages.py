@@ -58,7 +58,7 @@ class Termination(msgspec.Struct, frozen=True, kw_only=True):
     """Why a seat stopped playing before the end: the kind and a readable reason."""
 
     seat: int
-    kind: Literal["timeout", "crash", "illegal", "protocol", "stall"]
+    kind: Literal["timeout", "crash", "illegal", "protocol", "stall", "resigned"]
     reason: str
     request: int = 0
     """The request id it failed on (0 for the handshake)."""

@@ -156,6 +156,12 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
             argv = [sys.executable, *argv[1:]]
         return BotSpec(name=manifest.name, command=argv, cwd=str(cwd), build=build, language=manifest.language)
     if path.suffix == ".toml" and path.is_file():
+        if path.name != "bot.toml":
+            # The folder's bot.toml would be read instead: another file than the one named.
+            raise BotSpecError(
+                f"{text}: a bot's settings are read from the bot.toml in its folder, not from {path.name}; "
+                "rename it bot.toml and give the folder"
+            )
         return load_bot(str(path.parent), base=root, check_program=check_program)
     try:
         argv = shlex.split(text)

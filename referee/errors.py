@@ -11,13 +11,14 @@ __all__ = [
     "BotError",
     "BotIllegalAction",
     "BotProtocolError",
+    "BotResigned",
     "BotStalled",
     "BotTimedOut",
     "TerminationKind",
     "internal_error",
 ]
 
-TerminationKind = Literal["timeout", "crash", "illegal", "protocol", "stall"]
+TerminationKind = Literal["timeout", "crash", "illegal", "protocol", "stall", "resigned"]
 
 
 class BotError(Exception):
@@ -54,6 +55,12 @@ class BotProtocolError(BotError):
     """The bot sent bad JSON, a wrong message, a wrong request id, or too much."""
 
     kind = "protocol"
+
+
+class BotResigned(BotError):
+    """The seat gave the game up on purpose (a person at the human seat): a forfeit, not a fault."""
+
+    kind = "resigned"
 
 
 class BotIllegalAction(BotError):

@@ -70,9 +70,16 @@ from referee.games import GAME_NAMES, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.sandbox.runtimes import runtime_problem
-from tournaments.sanity import MAX_GAMES, folder_problem
+from tournaments.sanity import MAX_GAMES, folder_problem, seed_problem
 from tournaments.schedule import tables_for_games_per_entrant, williams_design
-from tournaments.settings import ExecutorSection, FormatSection, SandboxSection, TimeSection, value_problem
+from tournaments.settings import (
+    FORMAT_KEYS,
+    ExecutorSection,
+    FormatSection,
+    SandboxSection,
+    TimeSection,
+    value_problem,
+)
 
 __all__ = [
     "ConfigProblems",
@@ -238,6 +245,11 @@ def load_tournament(path: Path) -> TournamentConfig:
         raise ConfigProblems(str(path), ["no such file"]) from None
     except OSError as exc:
         raise ConfigProblems(str(path), [f"cannot read: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        # A binary file, or text saved in another encoding: TOML is UTF-8 text.
+        raise ConfigProblems(
+            str(path), [f"not UTF-8 text (byte {exc.start}); give the tournament file (TOML), saved as UTF-8"]
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -330,6 +342,8 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     for key in ("name", "game", "seed", "replays", "illegal_action"):
         if key in raw:
             top[key], problem = value_problem(hints[key], raw[key])
+            if problem is None and key == "seed":
+                problem = seed_problem(top[key])  # the range famiglia play --seed takes
             if problem is not None:
                 problems.append(f"tournament.{key}: {problem}")
                 del top[key]
@@ -414,6 +428,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     elif sizes and given < max(sizes) and fmt.kind != "head-to-head":
         problems.append(f"entrant: {given} entrants cannot fill a table of {max(sizes)}")
     _check_format(fmt, where, seen, given, problems)
+    _unused_format_keys(fmt.kind, raw_format, where, problems)
 
     runtimes = _runtimes(raw.get("sandbox"), where, problems)
     sandbox = msgspec.structs.replace(SandboxSection(**sections["sandbox"]), runtimes=runtimes)
@@ -521,6 +536,17 @@ def _check_format(fmt: FormatSection, where: Where, names: set[str], given: int,
             )
     if fmt.elo1 <= fmt.elo0:
         problems.append(f"{where('format.elo1')}: must be above elo0 ({fmt.elo0:g}), got {fmt.elo1:g}")
+
+
+def _unused_format_keys(kind: str, given: dict[str, Any], where: Where, problems: list[str]) -> None:
+    """Refuse each format key this kind does not read (``hero`` in a round-robin): ignored, it would mislead."""
+    used, what = FORMAT_KEYS[kind]
+    for key in sorted(set(given) & set(FormatSection.__struct_fields__) - used):
+        users = " or ".join(f'"{other}"' for other, (keys, _) in FORMAT_KEYS.items() if key in keys)
+        problems.append(
+            f"{where('format.' + key)}: a {kind} does not use {key} ({what}); "
+            f"remove it, or make the format {users}, which uses it"
+        )
 
 
 def _first_name(section: str, key: str) -> str:

@@ -15,12 +15,13 @@ from tournaments.schedule import (
     expand,
     gauntlet_tables,
     head_to_head,
+    head_to_head_deals,
     round_robin_tables,
     tables_for_games_per_entrant,
     williams_design,
 )
 
-__all__ = ["build_schedule", "head_to_head_pairs"]
+__all__ = ["build_schedule", "deal_differences", "head_to_head_pairs"]
 
 
 def build_schedule(config: TournamentConfig, deal_key: bytes | None = None) -> list[ScheduledGame]:
@@ -70,8 +71,25 @@ def head_to_head_pairs(config: TournamentConfig, deal_key: bytes) -> list[HeadTo
     names = [e.name for e in config.entrants]
     assert config.format.a is not None and config.format.b is not None
     k = config.format.table_sizes[0]
-    rows = len(williams_design(k))
-    deals = max(1, config.format.max_games // (2 * rows))
+    deals = head_to_head_deals(config.format.max_games, k)
     return head_to_head(
         len(names), k, names.index(config.format.a), names.index(config.format.b), deals, config.seed, deal_key
     )
+
+
+def deal_differences(mine: TournamentConfig, theirs: TournamentConfig) -> list[str]:
+    """The settings that would deal ``mine`` other cards than ``theirs`` under one deal key, as "key (a here, b there)".
+
+    A deal is the key with the seed and the table's number in its block (one
+    block per table size, a head-to-head numbers its deals), dealt by the
+    game's rules under its variants: entrants, clocks and counts may differ
+    and the same tables still get the same cards.
+    """
+    fields = {
+        "game": (mine.game, theirs.game),
+        "variants": (mine.variants, theirs.variants),
+        "seed": (mine.seed, theirs.seed),
+        "format": (mine.format.kind, theirs.format.kind),
+        "table_sizes": (mine.format.table_sizes, theirs.format.table_sizes),
+    }
+    return [f"{key} ({here!r} here, {there!r} there)" for key, (here, there) in fields.items() if here != there]

@@ -15,11 +15,13 @@ __all__ = [
     "MAX_CONCURRENCY",
     "MAX_GAMES",
     "MAX_MS",
+    "MAX_SEED",
     "MAX_WORKERS",
     "MIN_STARTUP_MS",
     "count_problem",
     "file_target_problem",
     "folder_problem",
+    "seed_problem",
 ]
 
 MIN_STARTUP_MS = 100
@@ -28,6 +30,8 @@ MAX_MS = 7 * 24 * 3600 * 1000
 """A week: any clock beyond it is a typo (and would not fit the replay's numbers for long)."""
 MAX_GAMES = 1_000_000
 """The most games one store schedules; more would take hours to plan and weeks to play."""
+MAX_SEED = 2**63 - 1
+"""Deal seeds are 63 bits: they fit a signed SQLite INTEGER and a replay's numbers in every JSON reader."""
 MAX_CONCURRENCY = 4096
 """Games at once: each starts 3 to 6 processes; more than this exhausts any machine's process table."""
 MAX_WORKERS = 1024
@@ -45,6 +49,16 @@ def count_problem(value: object, *, low: int, high: int, what: str) -> str | Non
     assert isinstance(value, int)
     if not low <= value <= high:
         return f"must be {low} to {high} {what}, got {value}"
+    return None
+
+
+def seed_problem(value: object) -> str | None:
+    """What is wrong with a seed: ``famiglia play --seed`` and a tournament file's ``seed`` share this rule."""
+    if not _whole(value):
+        return f"expected a whole number from 0 to {MAX_SEED}, got {value!r}"
+    assert isinstance(value, int)
+    if not 0 <= value <= MAX_SEED:
+        return f"give a whole number from 0 to {MAX_SEED} (63 bits), got {value}"
     return None
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "games_per_entrant",
     "gauntlet_tables",
     "head_to_head",
+    "head_to_head_deals",
     "meeting_spread",
     "pair_meetings",
     "round_robin_tables",
@@ -430,6 +431,15 @@ def expand(
                 ScheduledGame(index=len(games), table=t, row=r, seed=seed, seating=tuple(table[m] for m in row))
             )
     return games
+
+
+def head_to_head_deals(max_games: int, k: int) -> int:
+    """Deals a head-to-head of at most ``max_games`` plays at tables of k: whole deals only, at least one.
+
+    A deal is played once per Williams row with A and once with B in A's seat,
+    so it costs 2 x rows games; a budget between whole deals is rounded down.
+    """
+    return max(1, max_games // (2 * len(williams_design(k))))
 
 
 def head_to_head(n: int, k: int, a: int, b: int, deals: int, seed: int = 0, key: bytes = b"") -> list[HeadToHeadPair]:

@@ -26,6 +26,7 @@ from referee.settings import DEFAULT_SETTINGS, BotLimits, RefereeSettings, Sandb
 from tournaments.sanity import MAX_CONCURRENCY, MAX_MS, MAX_WORKERS, MIN_STARTUP_MS
 
 __all__ = [
+    "FORMAT_KEYS",
     "ExecutorSection",
     "FormatName",
     "FormatSection",
@@ -133,6 +134,25 @@ class FormatSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """Head-to-head: the chance of a false "a is not stronger"."""
     max_games: Annotated[int, msgspec.Meta(ge=1, extra={"words": "games"})] = 1000
     """Head-to-head: the most games before the test stops undecided."""
+
+
+# The keys of [tournament.format] each kind reads. A key another kind reads is
+# refused in a file of this kind, with what this kind does instead: a setting
+# that is silently ignored looks to its host as if it had been applied.
+FORMAT_KEYS: dict[str, tuple[frozenset[str], str]] = {
+    "round-robin": (
+        frozenset({"kind", "table_sizes", "games_per_entrant", "repetitions"}),
+        "it plays every entrant equally often, by games_per_entrant or repetitions",
+    ),
+    "gauntlet": (
+        frozenset({"kind", "table_sizes", "games_per_entrant", "hero"}),
+        "it plays hero against the field, by games_per_entrant or one table per set of opponents",
+    ),
+    "head-to-head": (
+        frozenset({"kind", "table_sizes", "a", "b", "elo0", "elo1", "alpha", "beta", "max_games"}),
+        "it plays a and b on duplicate deals until its test decides, at most max_games",
+    ),
+}
 
 
 class ExecutorSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["Decision", "Sprt", "SprtStatus", "elo_to_score", "pair_score", "score_to_elo"]
+__all__ = ["Decision", "Sprt", "SprtStatus", "elo_estimate_words", "elo_to_score", "pair_score", "score_to_elo"]
 
 Decision = Literal["A stronger", "not stronger", "continue"]
 
@@ -35,6 +35,15 @@ def score_to_elo(score: float) -> float:
     return 400.0 * math.log10(s / (1.0 - s))
 
 
+def _elo_bound(score: float) -> float:
+    """The Elo difference of a score, infinite at or past 0 and 1: a bound the pairs cannot set is not clamped."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return score_to_elo(score)
+
+
 def pair_score(rank_a: int, rank_b: int) -> float:
     """Score of one duplicate pair for A from the two ranks (lower rank is better)."""
     if rank_a < rank_b:
@@ -45,7 +54,12 @@ def pair_score(rank_a: int, rank_b: int) -> float:
 
 
 class SprtStatus(msgspec.Struct, frozen=True):
-    """Snapshot of a head-to-head test for reports and progress lines."""
+    """Snapshot of a head-to-head test for reports and progress lines.
+
+    ``elo``, ``elo_lower`` and ``elo_upper`` are infinite where the pairs set
+    no bound (A won or lost every pair, or the interval reaches a score of 0
+    or 1); JSON shows those as null. ``elo_estimate_words`` says them in words.
+    """
 
     pairs: int
     wins: int
@@ -60,6 +74,11 @@ class SprtStatus(msgspec.Struct, frozen=True):
     upper_bound: float
     decision: Decision
     exhausted: bool
+
+    @property
+    def finished(self) -> bool:
+        """True once the test stopped: it decided, or its game budget ran out. No game is left to play."""
+        return self.decision != "continue" or self.exhausted
 
 
 class Sprt:
@@ -169,12 +188,36 @@ class Sprt:
             draws=self.draws,
             losses=self.losses,
             score=mean,
-            elo=score_to_elo(mean),
-            elo_lower=score_to_elo(mean - half),
-            elo_upper=score_to_elo(mean + half),
+            elo=_elo_bound(mean) if self.pairs else 0.0,
+            elo_lower=_elo_bound(mean - half),
+            elo_upper=_elo_bound(mean + half),
             llr=self.llr,
             lower_bound=self.lower_bound,
             upper_bound=self.upper_bound,
             decision=self._decided,
             exhausted=self.exhausted,
         )
+
+
+def elo_estimate_words(status: SprtStatus, a: str = "A") -> str:
+    """The Elo difference and its 95% interval in words.
+
+    "+35 (-12 .. +84)", or "A lost every pair (at most -311, no lower bound)": the interval is 95%.
+
+    An infinite end (see ``SprtStatus``) is said as the side the pairs leave
+    open, never as a number that is only where a computation stopped.
+    """
+    lower, upper = status.elo_lower, status.elo_upper
+    if math.isfinite(status.elo):
+        estimate = f"{status.elo:+.0f}"
+    else:
+        estimate = f"{a} won every pair" if status.elo > 0 else f"{a} lost every pair"
+    if math.isfinite(lower) and math.isfinite(upper):
+        interval = f"{lower:+.0f} .. {upper:+.0f}"
+    elif math.isfinite(upper):
+        interval = f"at most {upper:+.0f}, no lower bound"
+    elif math.isfinite(lower):
+        interval = f"at least {lower:+.0f}, no upper bound"
+    else:
+        interval = "no bound yet"
+    return f"{estimate} ({interval})"

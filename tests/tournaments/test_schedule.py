@@ -254,3 +254,34 @@ def test_pair_meetings_matrix() -> None:
     m = pair_meetings([(0, 1, 2), (0, 1, 3)], 4)
     assert m[0, 1] == 2 and m[2, 3] == 0 and m[0, 3] == 1
     assert (m == m.T).all() and (np.diag(m) == 0).all()
+
+
+def _warm_starts(games: list[ScheduledGame], entrants: int) -> int:
+    """Processes started to play ``games`` one after another, as referee.seats.WarmPool reuses them.
+
+    A process is reused for any deal it has not played (the pool's guarantee);
+    otherwise a new one starts: for a JVM bot, a JVM start.
+    """
+    played: dict[int, list[set[int]]] = {e: [] for e in range(entrants)}
+    started = 0
+    for game in games:
+        for entrant in game.seating:
+            idle = played[entrant]
+            fits = [seen for seen in idle if game.seed not in seen]
+            if fits:
+                fits[-1].add(game.seed)
+            else:
+                idle.append({game.seed})
+                started += 1
+    return started
+
+
+@pytest.mark.parametrize(("n", "k"), [(6, 3), (6, 4), (7, 5), (4, 3)])
+def test_warm_processes_start_only_as_many_as_one_deals_seatings_need(n: int, k: int) -> None:
+    # An entrant plays each of its deals once per Williams row, each time on a
+    # process that has not seen that deal: rows processes are the least it can
+    # have, whatever the order. The schedule's order starts no more than that.
+    rows = len(williams_design(k))
+    tables = round_robin_tables(n, k, None, seed=3)
+    games = expand(tables, None, 3, b"key")
+    assert _warm_starts(games, n) == n * rows

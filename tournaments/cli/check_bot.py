@@ -17,10 +17,22 @@ from tournaments.settings import SandboxSection, TimeSection, field_doc, field_p
 if TYPE_CHECKING:
     from tournaments.checkbot.checks import Report
 
-__all__ = ["check_bot_command", "print_report"]
+__all__ = ["check_bot_command", "print_report", "startup_line"]
 
 _TIME = TimeSection()
 _MARK = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip[/]"}
+
+
+def startup_line(report: Report) -> str:
+    """The bot's start-up time and the ``--startup-ms`` it needs, against the limit it was checked with."""
+    up = report.startup
+    if up.processes == 0:
+        return f"start-up: no process said ready (limit {up.limit_ms} ms)"
+    verdict = "within" if up.slowest_ms <= up.limit_ms else "over"
+    return (
+        f"start-up: slowest {up.slowest_ms:.0f} ms over {up.processes} fresh process(es), {verdict} the limit of "
+        f"{up.limit_ms} ms; it needs --startup-ms {up.needed_ms} (twice its slowest, for a busy machine)"
+    )
 
 
 def print_report(report: Report) -> None:
@@ -41,6 +53,7 @@ def print_report(report: Report) -> None:
         f"thinking time over {t.decisions} decisions: median {t.median_ms} ms, p95 {t.p95_ms} ms, max {t.max_ms} ms",
         highlight=False,
     )
+    console.print(startup_line(report), highlight=False)
     counts = {status: sum(r.status == status for r in report.checks) for status in ("pass", "fail", "skip")}
     verdict = "[green]all checks passed[/]" if report.passed else "[red]some checks failed[/]"
     console.print(

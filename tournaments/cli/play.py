@@ -12,7 +12,7 @@ import msgspec
 import typer
 
 from tournaments.cli.common import NAME_CHARS, console, exit_on_interrupt, fail, print_json, shown, user_errors
-from tournaments.sanity import file_target_problem
+from tournaments.sanity import file_target_problem, seed_problem
 from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
 
 # The referee that plays the match (the engines, the sandbox, the human seat) is
@@ -151,8 +151,8 @@ def play(
     for key, value in clocks.items():
         if (problem := field_problem(TimeSection, key, value)) is not None:
             fail(f"--{key.replace('_', '-')} {value}: {problem}")
-    if seed is not None and not 0 <= seed < 2**63:
-        fail(f"--seed {seed}: give a whole number from 0 to {2**63 - 1}")
+    if seed is not None and (problem := seed_problem(seed)) is not None:
+        fail(f"--seed {seed}: {problem}")
     if replay is not None and (problem := file_target_problem(replay)) is not None:
         fail(f"--replay {replay}: {problem}")
     if replay is not None and (replay.exists() or replay.is_symlink()):

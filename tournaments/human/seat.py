@@ -4,7 +4,7 @@ The seat answers ``start`` with ``ready`` at once and each ``request`` with the
 action the person typed. An entry that is not legal is refused here, with the
 engine's rule id and message, and asked again: it never reaches the referee, so
 it never costs the seat its game. ``q`` resigns after a confirmation (the seat
-forfeits, recorded as a crash "resigned at the terminal"). The seat has no clock
+forfeits, recorded as the termination ``resigned``; so does the end of input). The seat has no clock
 (``untimed``): the referee waits for a person as long as it takes.
 
 Input is read in a worker thread so the referee's Trio loop (and the bots'
@@ -19,7 +19,7 @@ from typing import Any
 import trio
 from rich.console import Console
 
-from referee.errors import BotCrashed
+from referee.errors import BotResigned
 from tournaments.checkbot.seats import InProcessSeat
 from tournaments.cli.common import NAME_CHARS, shown
 from tournaments.human.screen import GameScreen, IllegalEntry
@@ -55,12 +55,13 @@ class HumanSeat(InProcessSeat):
         self.names: list[str] = []
         self.seat = 0
         self.screen: GameScreen | None = None
-        self.resigned = False
+        self.resigned = ""
+        """Why the person left the game ("" while they play): the termination's reason."""
 
     async def readline(self) -> bytes:
         line = await super().readline()
         if self.resigned:
-            raise BotCrashed("resigned at the terminal")
+            raise BotResigned(self.resigned)
         return line
 
     async def ask(self, prompt: str) -> str:
@@ -99,7 +100,7 @@ class HumanSeat(InProcessSeat):
             text = await self.ask(screen.prompt(message) + "> ")
             if text == "\x04":
                 self.console.print("end of input: you leave the game (your seat forfeits)", highlight=False)
-                self.resigned = True
+                self.resigned = "resigned at the terminal: its input ended"
                 return {"type": "log", "message": "left: end of input"}
             if text == "?":
                 self.console.print(screen.help(message) + "\n" + HELP_COMMON, highlight=False)
@@ -107,7 +108,7 @@ class HumanSeat(InProcessSeat):
             if text.lower() == "q":
                 sure = await self.ask("Resign this game? Your seat forfeits. Type yes to confirm> ")
                 if sure.lower() in ("y", "yes", "\x04"):
-                    self.resigned = True
+                    self.resigned = "resigned at the terminal"
                     return {"type": "log", "message": "resigned"}
                 continue
             try:

@@ -104,14 +104,15 @@ def test_sicilianos_human_seat_plays_a_whole_game_with_wrong_entries() -> None:
     assert child.exitstatus == 0
 
 
-def test_resigning_after_confirmation_forfeits_the_seat_and_the_game_goes_on() -> None:
+def test_resigning_after_confirmation_forfeits_the_seat_as_resigned_not_crashed_and_the_game_goes_on() -> None:
     child = spawn("play", "vendetta", "human", PASSER, PASSER, "--seed", "5", "--variant", "round_limit=3")
     child.expect(PROMPT)
     child.sendline("q")
     child.expect("Resign this game")
     child.sendline("yes")
     child.expect(pexpect.EOF)
-    assert "resigned at the terminal" in child.before
+    # The termination's kind, then its reason, in the result table.
+    assert "resigned: resigned at the terminal" in child.before and "crash" not in child.before
     child.close()
     assert child.exitstatus == 0
 
@@ -127,12 +128,12 @@ def test_ctrl_c_at_the_prompt_is_one_line_and_exit_130() -> None:
     assert child.exitstatus == 130
 
 
-def test_end_of_input_at_the_prompt_forfeits_the_seat_without_a_traceback() -> None:
+def test_end_of_input_at_the_prompt_forfeits_the_seat_as_resigned_without_a_traceback() -> None:
     child = spawn("play", "sicilianos", "human", PASSER, PASSER, "--seed", "1")
     child.expect(PROMPT)
     child.sendeof()
     child.expect(pexpect.EOF)
-    assert "resigned at the terminal" in child.before
+    assert "resigned: resigned at the terminal: its input ended" in child.before and "crash" not in child.before
     assert "Traceback" not in child.before
     child.close()
     assert child.exitstatus == 0
