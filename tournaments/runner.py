@@ -4,15 +4,15 @@
 calls): it stores the schedule (or finds it, on a resume), plays what is left
 with the chosen executor, stops a head-to-head test once it decides, and tells
 ``on_progress`` what happens. ``run_pending`` is its core: it reads the pending
-games, hands them to the executor, and writes each outcome in its own
-transaction, in this process alone, from a thread so the loop never waits on
-the disk.
+games, hands them to the executor, and writes the outcomes in this process
+alone (``tournaments.recorder``: those that arrive together in one transaction,
+from a thread so the loop never waits on the disk).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import Literal
 
@@ -32,8 +32,10 @@ from tournaments.executors.base import (
 )
 from tournaments.executors.inprocess import InProcessExecutor
 from tournaments.executors.processes import ProcessExecutor
+from tournaments.fingerprint import settle_versions
 from tournaments.grow import Opened, open_tournament
 from tournaments.playing import play_scheduled, prepare_replays, replay_path, replays_folder, settings_for
+from tournaments.recorder import Recorder
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
@@ -117,6 +119,7 @@ async def run_pending(
     should_stop: ShouldStop = lambda: False,
     on_failure: OnFailure = lambda failure: None,
     executor: Executor | None = None,
+    versions: Sequence[int] | None = None,
 ) -> int:
     """Play every game of the store's schedule that has no result yet; how many were played.
 
@@ -128,7 +131,10 @@ async def run_pending(
     exception is recorded as a harness error (``Store.record_harness_error``,
     then ``on_failure``) and the others go on; faults of the machine or the
     setup (a full disk, a sandbox missing) stop the run. An outcome for a game
-    already recorded in this run is ignored: every game is recorded once.
+    already taken in this run is ignored: every game is recorded once.
+    ``on_result`` and ``on_failure`` hear of an outcome once it is committed.
+    ``versions``: each entrant's bot version (``tournaments.fingerprint``),
+    recorded with every seat it plays.
     """
     pending = store.pending()
     if not pending or should_stop():
@@ -144,28 +150,17 @@ async def run_pending(
         warm=config.executor.reuse_processes,
     )
     chosen = executor if executor is not None else local_executor(workers)
-    write_lock = trio.Lock()
-    recorded: set[int] = set()
     played = 0
 
-    async def report(outcome: Outcome) -> None:
+    def recorded(outcome: Outcome) -> None:
         nonlocal played
-        async with write_lock:
-            if outcome.game.index in recorded:
-                return
-            if isinstance(outcome, GameDone):
-                await trio.to_thread.run_sync(store.record, outcome.game, outcome.record)
-            else:
-                await trio.to_thread.run_sync(
-                    store.record_harness_error, outcome.game, outcome.error, outcome.traceback
-                )
-            recorded.add(outcome.game.index)
         if isinstance(outcome, GameDone):
             played += 1
             on_result(outcome.game, outcome.record)
         else:
             on_failure(outcome)
 
+    recorder = Recorder(store, recorded, versions)
     games_in, games_out = trio.open_memory_channel[ScheduledGame](0)
 
     async def feed() -> None:
@@ -178,9 +173,14 @@ async def run_pending(
                 except trio.BrokenResourceError:  # the executor stopped taking games
                     break
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(feed)
-        await chosen.run(work, games_out, report)
+    async with trio.open_nursery() as writing:
+        writing.start_soon(recorder.run)
+        try:
+            async with trio.open_nursery() as playing:
+                playing.start_soon(feed)
+                await chosen.run(work, games_out, recorder.submit)
+        finally:
+            recorder.close()
     return played
 
 
@@ -246,6 +246,8 @@ def run_tournament(
     concurrency: int | None = None,
     workers: int | None = None,
     opened: Opened | None = None,
+    versions: Sequence[int] | None = None,
+    new_versions: Collection[str] = (),
 ) -> int:
     """Play a tournament in ``store`` to its end (new, resumed or grown); how many games this run played.
 
@@ -254,7 +256,11 @@ def run_tournament(
     with ``workers`` processes, default the file's or one per core). A
     head-to-head test stops handing out games once its sequential test
     decides. ``on_progress`` hears ``RunStarted`` once, then each outcome as
-    it is recorded. Raises StoreError/ValueError for what the caller must fix,
+    it is recorded. Each entrant's bot is fingerprinted before a game is
+    played (``tournaments.fingerprint.settle_versions``, with ``new_versions``),
+    unless the caller did that and gives ``versions``: a bot changed since its
+    entrant's recorded games is refused (BotChanged) unless named in
+    ``new_versions``. Raises StoreError/ValueError for what the caller must fix,
     WorkerFailed when the executor cannot go on (resumable), and lets Ctrl-C
     through after the games already finished are recorded.
     """
@@ -262,6 +268,8 @@ def run_tournament(
     # caller did that already. Its config has the entrants in the store's order.
     opened = opened if opened is not None else open_tournament(store, config)
     config = opened.config
+    if versions is None:
+        versions = settle_versions(store, config, new_versions)
     done, total = store.counts()
     errors = len(store.harness_errors())
     on_progress(
@@ -287,5 +295,6 @@ def run_tournament(
             should_stop=sequential.should_stop,
             on_failure=on_progress,
             executor=executor if executor is not None else local_executor(workers),
+            versions=versions,
         )
     )

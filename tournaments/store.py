@@ -2,10 +2,11 @@
 
 Tables: the tournament (its configuration and a fingerprint of it), the
 entrants, the full schedule, and one row per finished game with a row per seat.
-A finished game is written in one transaction, so a run killed at any moment
-(SIGKILL included) leaves every game either wholly recorded or not at all; the
-next run plays exactly the games without a row. With WAL and
-``synchronous=NORMAL`` a committed game survives the process being killed.
+The games that finish together are written in one transaction
+(``record_batch``), so a run killed at any moment (SIGKILL included) leaves
+every game either wholly recorded or not at all; the next run plays exactly the
+games without a row. With WAL and ``synchronous=NORMAL`` a committed game
+survives the process being killed (see ``Store.__init__`` for a power cut).
 
 Each store also holds its identity: a random token that makes its tournament
 id unique (replays name it) and a secret deal key (32 random bytes) that every
@@ -34,7 +35,7 @@ import shlex
 import sqlite3
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from referee.match import MatchRecord
 
 __all__ = [
+    "BotChanged",
     "FinishedGame",
     "HarnessError",
     "SeatRow",
@@ -104,6 +106,7 @@ CREATE TABLE IF NOT EXISTS seat (
     decisions INTEGER NOT NULL,
     total_ms REAL NOT NULL,
     max_ms REAL NOT NULL,
+    version INTEGER,
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS seat_entrant ON seat(entrant);
@@ -112,6 +115,18 @@ CREATE TABLE IF NOT EXISTS harness_error (
     finished TEXT NOT NULL,
     error TEXT NOT NULL,
     traceback TEXT NOT NULL
+);
+"""
+
+# Each entrant's bot as each run found it (tournaments.fingerprint): version 1, 2, ...
+# Apart from the rest, as the identity: a store made before it, opened read-only, still reads.
+_VERSION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS bot_version (
+    entrant INTEGER NOT NULL REFERENCES entrant(idx),
+    version INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    PRIMARY KEY (entrant, version)
 );
 """
 
@@ -125,8 +140,19 @@ CREATE TABLE IF NOT EXISTS identity (
 """
 
 
+# By name: a store made before versions has the version column last, as a new one.
+_INSERT_SEAT = (
+    "INSERT INTO seat (game, seat, entrant, rank, score, won, termination, reason, decisions, total_ms, max_ms, "
+    "version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 class StoreError(ValueError):
     """The results file cannot be used for this tournament (or at all)."""
+
+
+class BotChanged(StoreError):
+    """An entrant's bot differs from every version of it the store has results of."""
 
 
 class SeatRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,6 +165,8 @@ class SeatRow(msgspec.Struct, frozen=True, kw_only=True):
     won: bool
     termination: str | None
     reason: str | None
+    version: int = 1
+    """The entrant's bot version that played it (``Store.settle_versions``); 1 for games of a store made before versions."""
 
 
 class FinishedGame(msgspec.Struct, frozen=True, kw_only=True):
@@ -181,11 +209,19 @@ class Store:
             # caller serialises access.
             self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL under WAL: a commit appends to the -wal file without waiting
+            # for the disk; SQLite syncs at checkpoints only. A killed process
+            # loses nothing committed (the operating system holds the file's pages);
+            # a power cut or a kernel crash may lose the last transactions, never
+            # corrupt the file. Games lost that way have no result row, so the next
+            # run plays them again, like any game that was not recorded. FULL
+            # would wait for the disk at every commit for what only a power cut takes.
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA busy_timeout=5000")
             self.db.executescript(_SCHEMA)
             self._make_identity()
+            self._make_versions()
             # A store an older famiglia made readable by all becomes the host's alone.
             for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
                 tighten(name)
@@ -213,6 +249,81 @@ class Store:
             if not older:
                 raise
             # An older store that cannot be written (read-only): it is only read.
+
+    # --- bot versions ----------------------------------------------------------
+
+    def _make_versions(self) -> None:
+        """The version table, and the seat's version column in a store made before versions."""
+        try:
+            self.db.executescript(_VERSION_SCHEMA)
+            if not self._has_versions():
+                self.db.execute("ALTER TABLE seat ADD COLUMN version INTEGER")
+        except sqlite3.OperationalError:
+            if self.db.execute("SELECT 1 FROM tournament").fetchone() is None:
+                raise
+            # An older store that cannot be written (read-only): it is only read, as version 1 throughout.
+
+    def _has_versions(self) -> bool:
+        return any(row[1] == "version" for row in self.db.execute("PRAGMA table_info(seat)"))
+
+    def bot_versions(self) -> dict[int, list[str]]:
+        """Each entrant's known versions: entrant -> fingerprints, version 1 first."""
+        found: dict[int, list[str]] = {}
+        try:
+            rows = self.db.execute("SELECT entrant, fingerprint FROM bot_version ORDER BY entrant, version").fetchall()
+        except sqlite3.OperationalError:  # a read-only store made before versions
+            return found
+        for entrant, fingerprint in rows:
+            found.setdefault(entrant, []).append(fingerprint)
+        return found
+
+    def settle_versions(self, fingerprints: Sequence[str], *, new_versions: Collection[str] = ()) -> list[int]:
+        """The version each entrant plays this run as, its bot's fingerprint given in entrant order.
+
+        A fingerprint the store has seen for that entrant is that version (a bot
+        put back as it was plays as its old version again); an entrant without
+        results yet takes its bot as version 1, or as its only version. A bot
+        that differs from every version of an entrant with results is refused
+        (BotChanged, naming each such entrant), unless the entrant is named in
+        ``new_versions``: then it is recorded as the next version, rated apart.
+        """
+        names = self.entrant_names()
+        try:
+            with self._transaction():
+                known = self.bot_versions()
+                # One index probe per entrant, not a scan of every seat of a long tournament.
+                played = {
+                    entrant
+                    for entrant in range(len(fingerprints))
+                    if self.db.execute("SELECT 1 FROM seat WHERE entrant = ? LIMIT 1", (entrant,)).fetchone()
+                }
+                versions: list[int] = []
+                changed: list[tuple[str, int]] = []
+                for entrant, fingerprint in enumerate(fingerprints):
+                    seen = known.get(entrant, [])
+                    if fingerprint in seen:
+                        versions.append(seen.index(fingerprint) + 1)
+                        continue
+                    if seen and entrant in played and names[entrant] not in new_versions:
+                        changed.append((names[entrant], len(seen)))
+                        continue
+                    if seen and entrant not in played:
+                        # Changed before it played a game: nothing to keep apart, still version 1.
+                        self.db.execute(
+                            "UPDATE bot_version SET fingerprint = ? WHERE entrant = ? AND version = 1",
+                            (fingerprint, entrant),
+                        )
+                        versions.append(1)
+                        continue
+                    self.db.execute(
+                        "INSERT INTO bot_version VALUES (?, ?, ?, ?)", (entrant, len(seen) + 1, fingerprint, _now())
+                    )
+                    versions.append(len(seen) + 1)
+                if changed:
+                    raise BotChanged(_changed_message(changed))
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot write: {exc}") from None
+        return versions
 
     def deal_key(self) -> bytes | None:
         """The secret every deal seed of this store is keyed with; None for a store made before deal keys."""
@@ -358,54 +469,63 @@ class Store:
 
     def record(self, game: ScheduledGame, record: MatchRecord) -> None:
         """Write one finished game, all of it or nothing."""
-        result = record.result
-        terminations = {t.seat: t for t in result.terminations}
-        try:
-            with self._transaction():
-                self.db.execute(
-                    "INSERT INTO result VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        game.index,
-                        _now(),
-                        record.seconds,
-                        result.ended_by,
-                        record.replay,
-                        msgspec.json.encode(record).decode(),
-                    ),
-                )
-                self.db.executemany(
-                    "INSERT INTO seat VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            game.index,
-                            seat,
-                            entrant,
-                            result.ranks[seat],
-                            result.scores[seat],
-                            int(seat in result.winners),
-                            terminations[seat].kind if seat in terminations else None,
-                            terminations[seat].reason if seat in terminations else None,
-                            record.timings[seat].decisions,
-                            record.timings[seat].total_ms,
-                            record.timings[seat].max_ms,
-                        )
-                        for seat, entrant in enumerate(game.seating)
-                    ],
-                )
-        except sqlite3.IntegrityError:
-            raise StoreError(f"game {game.index} is already recorded in {self.path}") from None
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: cannot record game {game.index}: {exc}") from None
+        self.record_batch([(game, record)], [])
 
     def record_harness_error(self, game: ScheduledGame, error: str, traceback: str) -> None:
         """Record that refereeing ``game`` failed: it is not rated and a resume does not play it again."""
+        self.record_batch([], [(game, error, traceback)])
+
+    def record_batch(
+        self,
+        done: Sequence[tuple[ScheduledGame, MatchRecord]],
+        failed: Sequence[tuple[ScheduledGame, str, str]],
+        versions: Sequence[int] | None = None,
+    ) -> None:
+        """Write finished games and harness errors (game, error, traceback) in one transaction: all or none.
+
+        One transaction for the games that arrived together is what lets the
+        store keep up with many workers: a commit costs more than the rows it
+        writes (``tournaments.recorder`` groups them). A game in the batch that
+        is already recorded fails the whole batch, which writes nothing.
+        ``versions``: the bot version of each entrant, by entrant
+        (``settle_versions``); without, the seats' versions are not known (NULL).
+        """
+        now = _now()
+        results = []
+        seats = []
+        for game, record in done:
+            result = record.result
+            terminations = {t.seat: t for t in result.terminations}
+            results.append(
+                (game.index, now, record.seconds, result.ended_by, record.replay, _record_encoder.encode(record))
+            )
+            for seat, entrant in enumerate(game.seating):
+                termination = terminations.get(seat)
+                timing = record.timings[seat]
+                seats.append(
+                    (
+                        game.index, seat, entrant, result.ranks[seat], result.scores[seat],
+                        int(seat in result.winners),
+                        None if termination is None else termination.kind,
+                        None if termination is None else termination.reason,
+                        timing.decisions, timing.total_ms, timing.max_ms,
+                        None if versions is None else versions[entrant],
+                    )
+                )  # fmt: skip
+        errors = [(game.index, now, error, traceback) for game, error, traceback in failed]
         try:
             with self._transaction():
-                self.db.execute("INSERT INTO harness_error VALUES (?, ?, ?, ?)", (game.index, _now(), error, traceback))
+                if results:
+                    self.db.executemany("INSERT INTO result VALUES (?, ?, ?, ?, ?, ?)", results)
+                    self.db.executemany(_INSERT_SEAT, seats)
+                if errors:
+                    self.db.executemany("INSERT INTO harness_error VALUES (?, ?, ?, ?)", errors)
         except sqlite3.IntegrityError:
-            raise StoreError(f"game {game.index} is already recorded in {self.path}") from None
+            games = _games([*done, *failed])
+            which = games if games.startswith("game ") else f"one of {games}"
+            raise StoreError(f"{which} is already recorded in {self.path}") from None
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: cannot record game {game.index}: {exc}") from None
+            raise StoreError(f"{self.path}: cannot record {_games([*done, *failed])}: {exc}") from None
 
     def harness_errors(self) -> list[HarnessError]:
         """The games the harness failed to referee, in schedule order."""
@@ -420,14 +540,17 @@ class Store:
     def finished(self) -> list[FinishedGame]:
         """Every finished game with its seats, in schedule order."""
         seats: dict[int, list[SeatRow]] = {}
-        for g, seat, entrant, rank, score, won, term, reason in self.db.execute(
-            "SELECT game, seat, entrant, rank, score, won, termination, reason FROM seat ORDER BY game, seat"
+        # NULL (a game recorded before versions) is version 1: the first version recorded is the one it played.
+        version = "COALESCE(version, 1)" if self._has_versions() else "1"
+        for g, seat, entrant, rank, score, won, term, reason, played_as in self.db.execute(
+            f"SELECT game, seat, entrant, rank, score, won, termination, reason, {version} FROM seat ORDER BY game, seat"
         ):
             seats.setdefault(g, []).append(
                 SeatRow(
-                    seat=seat, entrant=entrant, rank=rank, score=score, won=bool(won), termination=term, reason=reason
+                    seat=seat, entrant=entrant, rank=rank, score=score, won=bool(won), termination=term, reason=reason,
+                    version=played_as,
                 )
-            )
+            )  # fmt: skip
         return [
             FinishedGame(game=g, table=t, row=r, seed=s, seconds=sec, ended_by=ended, replay=replay, seats=seats[g])
             for g, t, r, s, sec, ended, replay in self.db.execute(
@@ -457,6 +580,39 @@ class _Transaction:
 
     def __exit__(self, kind: object, value: object, traceback: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+# The record column is JSON text; bytes would be stored as a BLOB and read back differently.
+class _TextEncoder:
+    def __init__(self) -> None:
+        self._encoder = msgspec.json.Encoder()
+
+    def encode(self, value: object) -> str:
+        return self._encoder.encode(value).decode()
+
+
+_record_encoder = _TextEncoder()
+
+
+def _games(batch: Sequence[tuple[ScheduledGame, object] | tuple[ScheduledGame, str, str]]) -> str:
+    """The games of a batch as an error names them: "game 7", or "games 7, 9, 12" (ten at most)."""
+    indices = sorted(entry[0].index for entry in batch)
+    if len(indices) == 1:
+        return f"game {indices[0]}"
+    return "games " + ", ".join(map(str, indices[:10])) + (", ..." if len(indices) > 10 else "")
+
+
+def _changed_message(changed: list[tuple[str, int]]) -> str:
+    """One line naming each changed entrant, with both ways on."""
+    names = ", ".join(repr(name) for name, _ in changed)
+    which = f"entrant {names}'s bot has" if len(changed) == 1 else f"the bots of entrants {names} have"
+    flags = " ".join(f"--new-version {shlex.quote(name)}" for name, _ in changed)
+    versions = ", ".join(f"{name} v{known + 1}" for name, known in changed)
+    return (
+        f"{which} changed since {'its' if len(changed) == 1 else 'their'} recorded games: a result belongs to the "
+        f"code that earned it; give the changed bot a new entrant name in the tournament file, or run again with "
+        f"{flags} to record it as {versions}, rated apart"
+    )
 
 
 def _now() -> str:

@@ -37,7 +37,9 @@ def test_a_second_holder_is_refused_naming_the_first_and_can_take_it_once_releas
     message = str(refused.value)
     assert refused.value.pid == os.getpid() and f"process {os.getpid()} (" in message
     assert "wait for that run to end, or stop it" in message and "\n" not in message
-    assert refused.value.command is not None and "pytest" in refused.value.command
+    # Its command line as the process list shows it (pytest, or a pytest-xdist worker: python -c ...).
+    own = Path("/proc/self/cmdline").read_bytes().split(b"\0")[0].decode()
+    assert refused.value.command is not None and refused.value.command.startswith(own)
     first.release()
     first.release()  # a second release does nothing
     assert not lock_path(db).exists(), "a clean release leaves no lock file behind"
@@ -96,7 +98,8 @@ def test_a_demo_refused_for_a_demo_still_running_keeps_its_results(tmp_path: Pat
 GATE_BOT = """\
 import json, os, sys, time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# Its state lives beside its folder, not in it: a bot folder that changes is a new version of its bot.
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gate-state")
 PASS = {"type": "place", "placements": []}
 
 
@@ -129,17 +132,21 @@ def famiglia() -> list[str]:
 
 
 def gated_tournament(folder: Path) -> tuple[Path, Path]:
-    """A 12-game tournament of three seats of the gate bot, one game at a time; (its file, the gate's folder)."""
+    """A 12-game tournament of three seats of the gate bot, one game at a time; (its file, the gate's folder).
+
+    The gate counts its starts in, and waits while there is a ``hold`` file in, the folder ``gate-state`` beside it.
+    """
     gate = folder / "gate"
     gate.mkdir()
+    (folder / "gate-state").mkdir()
     (gate / "bot.toml").write_text('name = "gate"\ncommand = "python3 bot.py"\n')
     (gate / "bot.py").write_text(GATE_BOT.replace("ALLOWED_STARTS", str(GAMES_BEFORE_HOLD * SEATS)))
-    (gate / "starts").write_text("")
+    (folder / "gate-state" / "starts").write_text("")
     entrants = "".join(f'[[entrant]]\nname = "g{i}"\nbot = "{gate}"\n' for i in range(SEATS))
     toml = folder / "t.toml"
     toml.write_text(
         '[tournament]\nname = "locked"\ngame = "vendetta"\ntable_size = 3\nrepetitions = 2\nconcurrency = 1\n'
-        # No sandbox: the gate reads and writes files in its folder. The long clock:
+        # No sandbox: the gate reads and writes files beside its folder. The long clock:
         # a held answer is a held game, not a timeout.
         'sandbox = "none"\n[tournament.time]\nmove_ms = 600000\n' + entrants
     )
@@ -195,7 +202,7 @@ def lock_is_free(path: Path) -> bool:
 @pytest.mark.slow
 def test_a_second_run_of_a_running_tournament_is_refused_at_once_and_resumes_after_a_kill(tmp_path: Path) -> None:
     toml, gate = gated_tournament(tmp_path)
-    (gate / "hold").write_text("")
+    (tmp_path / "gate-state" / "hold").write_text("")
     db = tmp_path / "t.sqlite"
     command = [*famiglia(), "tournament", "run", str(toml), "--db", str(db), "--workers", "1"]
     first_log = tmp_path / "first.stderr"
@@ -240,7 +247,7 @@ def test_a_second_run_of_a_running_tournament_is_refused_at_once_and_resumes_aft
     assert first.returncode == -signal.SIGKILL
     # Without a sandbox a bot may outlive a killed referee (docs/sandbox.md); let go,
     # the held bots find their referee gone and end.
-    (gate / "hold").unlink()
+    (tmp_path / "gate-state" / "hold").unlink()
     assert wait_until_gone(gate) == [], "the gate bots did not end after their referee"
 
     # The kernel dropped the lock with the process; its file (and pid) stay until the next run takes it.

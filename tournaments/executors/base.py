@@ -5,7 +5,8 @@ was given: ``GameDone`` (a result and its record) or ``GameFailed`` (the
 harness failed to referee it: a bug of famiglia, recorded as that game's
 harness error). It never writes the store: ``tournaments.runner.run_pending``
 does, in the host process alone. Awaiting ``report`` is the executor's back
-pressure: it returns once the outcome is written.
+pressure: it returns once the outcome is queued for writing
+(``tournaments.recorder``), and waits while that queue is full.
 """
 
 from __future__ import annotations
