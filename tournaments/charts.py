@@ -2,8 +2,8 @@
 
 Each chart is a list of shapes (tag, attributes, text) that the report template
 writes out with autoescaping, so a name from a tournament file is text in an
-SVG ``<text>`` element and nothing else. Entrants get the same colour-blind-safe
-palette as the viewer's seats, and every colour has the entrant's name beside it.
+SVG ``<text>`` element and nothing else. Every colour has the entrant's name
+beside it; the colours are there to follow a line, not to name it.
 """
 
 from __future__ import annotations
@@ -15,10 +15,14 @@ import msgspec
 
 from tournaments.ratings import SeatOffsets, Standing
 from tournaments.report_data import RatingHistory, ThinkingTimes
-from tournaments.viewer.page import SEAT_COLOURS
 
 __all__ = [
+    "ENTRANT_COLOURS",
+    "SEAT_BAR",
     "Chart",
+    "LegendEntry",
+    "entrant_colour",
+    "entrant_dash",
     "forest_plot",
     "rating_history_chart",
     "seat_advantage_chart",
@@ -26,7 +30,17 @@ __all__ = [
     "thinking_time_chart",
 ]
 
-PALETTE = (*SEAT_COLOURS, "#000000", "#999999")
+ENTRANT_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#882255", "#332288", "#117733")
+"""One colour per entrant, in entrant order, each at least 3:1 against the white page (no pale
+yellow or sky blue). Any two stay apart (CIELAB distance 13 or more) in normal vision and as
+seen with protanopia, deuteranopia and tritanopia (Machado et al. 2009): the first five are
+Okabe and Ito's, the last three Paul Tol's "muted" ones. Past eight entrants the colours
+come round again with dashed lines (``entrant_dash``)."""
+
+ENTRANT_DASHES = ("", "7 4", "2 3")
+
+SEAT_BAR = "#9aa0a6"
+"""Seats are not entrants: their bars are one neutral grey, never an entrant's colour."""
 TERMINATION_COLOURS = {
     "timeout": "#E69F00",
     "crash": "#D55E00",
@@ -36,10 +50,28 @@ TERMINATION_COLOURS = {
 }
 
 
+def entrant_colour(entrant: int) -> str:
+    """The entrant's colour in every picture of the report."""
+    return ENTRANT_COLOURS[entrant % len(ENTRANT_COLOURS)]
+
+
+def entrant_dash(entrant: int) -> str:
+    """The entrant's line pattern: solid for the first eight, then dashed, then dotted."""
+    return ENTRANT_DASHES[(entrant // len(ENTRANT_COLOURS)) % len(ENTRANT_DASHES)]
+
+
 class Shape(msgspec.Struct, frozen=True):
     tag: str
     attrs: dict[str, str]
     text: str = ""
+
+
+class LegendEntry(msgspec.Struct, frozen=True):
+    """One line of a chart's key, written as HTML under the picture so it wraps on a phone."""
+
+    name: str
+    colour: str
+    dash: str = ""
 
 
 class Chart(msgspec.Struct, frozen=True):
@@ -47,6 +79,7 @@ class Chart(msgspec.Struct, frozen=True):
     width: int
     height: int
     shapes: list[Shape]
+    legend: list[LegendEntry] = []
 
 
 def _fit(name: str, limit: int = 26) -> str:
@@ -111,14 +144,14 @@ def forest_plot(standings: Sequence[Standing]) -> Chart | None:
         return x0 + (v - low) / (high - low) * (x1 - x0)
 
     shapes: list[Shape] = []
-    _axis(shapes, low, high, x0, x1, 8, height - 24, "+.0f")
+    _axis(shapes, low, high, x0, x1, 8, height - 24, "+z.0f")
     for i, s in enumerate(standings):
         y = 20 + i * row
-        colour = PALETTE[s.entrant % len(PALETTE)]  # an entrant has the same colour in every picture
+        colour = entrant_colour(s.entrant)  # an entrant has the same colour in every picture
         shapes.append(_text(label, y + 4, _fit(f"{s.place}. {s.name}"), "end"))
         shapes.append(_line(x(s.lower), y, x(s.upper), y, "#333", 2))
         shapes.append(Shape("circle", {"cx": _n(x(s.rating)), "cy": _n(y), "r": "5", "fill": colour, "stroke": "#333"},
-                            f"{s.name}: {s.rating:+.0f} ({s.lower:+.0f} .. {s.upper:+.0f})"))  # fmt: skip
+                            f"{s.name}: {s.rating:+z.0f} ({s.lower:+z.0f} .. {s.upper:+z.0f})"))  # fmt: skip
     return Chart("Ratings with their 95% intervals", width, height, shapes)
 
 
@@ -126,8 +159,8 @@ def rating_history_chart(history: RatingHistory) -> Chart | None:
     """One line per entrant: the live rating after each game."""
     if len(history.games) < 2 or not history.names:
         return None
-    width, height, legend = 720, 300, 170
-    x0, x1, y0, y1 = 50, width - legend, 10, height - 30
+    width, height = 720, 300
+    x0, x1, y0, y1 = 64, width - 16, 10, height - 36
     flat = [v for values in history.values for v in values]
     low, high = min(flat), max(flat)
     if high - low < 1e-9:
@@ -137,25 +170,28 @@ def rating_history_chart(history: RatingHistory) -> Chart | None:
     for tick in _ticks(low, high):
         y = y1 - (tick - low) / (high - low) * (y1 - y0)
         shapes.append(_line(x0, y, x1, y, "#e2e2e2"))
-        shapes.append(_text(x0 - 4, y + 4, f"{tick:.0f}", "end", "tick"))
+        shapes.append(_text(x0 - 4, y + 4, f"{tick:z.0f}", "end", "tick"))
     for tick in _ticks(0, last):
         x = x0 + tick / last * (x1 - x0)
         shapes.append(_text(x, y1 + 16, f"{tick:.0f}", "middle", "tick"))
-    shapes.append(_text((x0 + x1) / 2, height - 2, "games finished", "middle", "tick"))
+    shapes.append(_text((x0 + x1) / 2, height - 4, "games finished", "middle", "tick"))
+    middle = (y0 + y1) / 2
+    shapes.append(
+        Shape("text", {"x": "14", "y": _n(middle), "text-anchor": "middle", "class": "tick", "data-axis": "y",
+                       "transform": f"rotate(-90 14 {_n(middle)})"}, "live rating (mu - 3 sigma)")
+    )  # fmt: skip
+    legend = []
     for e, (name, values) in enumerate(zip(history.names, history.values, strict=True)):
-        colour = PALETTE[e % len(PALETTE)]
+        line = {"fill": "none", "stroke": entrant_colour(e), "stroke-width": "2"}
+        if dash := entrant_dash(e):
+            line["stroke-dasharray"] = dash
         points = " ".join(
             f"{_n(x0 + g / last * (x1 - x0))},{_n(y1 - (v - low) / (high - low) * (y1 - y0))}"
             for g, v in zip(history.games, values, strict=True)
         )
-        shapes.append(
-            Shape("polyline", {"points": points, "fill": "none", "stroke": colour, "stroke-width": "2"}, name)
-        )
-        ly = y0 + 8 + e * 18
-        if ly < y1:
-            shapes.append(_rect(x1 + 12, ly - 8, 12, 10, colour))
-            shapes.append(_text(x1 + 30, ly + 1, _fit(name, 22)))
-    return Chart("Live rating (OpenSkill mu - 3 sigma) as games came in", width, height, shapes)
+        shapes.append(Shape("polyline", {"points": points, **line}, name))
+        legend.append(LegendEntry(name, entrant_colour(e), entrant_dash(e)))
+    return Chart("Live rating (OpenSkill mu - 3 sigma) as games came in", width, height, shapes, legend)
 
 
 def seat_advantage_chart(offsets: Sequence[SeatOffsets]) -> Chart | None:
@@ -169,7 +205,7 @@ def seat_advantage_chart(offsets: Sequence[SeatOffsets]) -> Chart | None:
     x0, x1, label = 190, width - 20, 180
     mid = (x0 + x1) / 2
     shapes: list[Shape] = []
-    _axis(shapes, -bound, bound, x0, x1, 4, height - 24, "+.0f")
+    _axis(shapes, -bound, bound, x0, x1, 4, height - 24, "+z.0f")
     shapes.append(_line(mid, 4, mid, height - 24, "#333"))
     y = 12
     for o in offsets:
@@ -179,12 +215,12 @@ def seat_advantage_chart(offsets: Sequence[SeatOffsets]) -> Chart | None:
                 return mid + v / bound * (x1 - x0) / 2
 
             shapes.append(_text(label, y + 11, f"{o.table_size} players, seat {seat}", "end"))
-            shapes.append(_rect(min(mid, x(value)), y + 2, abs(x(value) - mid), row - 6, PALETTE[seat % len(PALETTE)],
-                                f"seat {seat}: {value:+.0f}"))  # fmt: skip
+            shapes.append(_rect(min(mid, x(value)), y + 2, abs(x(value) - mid), row - 6, SEAT_BAR,
+                                f"seat {seat}: {value:+z.0f}"))  # fmt: skip
             shapes.append(_line(x(value - 2 * err), y + row / 2, x(value + 2 * err), y + row / 2, "#333", 1.5))
             y += row
         y += 12
-    return Chart("Seat advantage in rating points (bars) with +-2 standard errors", width, height, shapes)
+    return Chart("Seat advantage in rating points (bars) with ±2 standard errors", width, height, shapes)
 
 
 def terminations_chart(terminations: dict[str, dict[str, int]]) -> Chart | None:
@@ -254,12 +290,14 @@ def thinking_time_chart(times: ThinkingTimes) -> Chart | None:
             shapes.append(_text(x(10**exponent), height - 10, f"{10**exponent:g} ms", "middle", "tick"))
     for i, (entrant, name, values) in enumerate(rows):
         y = 14 + i * row
-        colour = PALETTE[entrant % len(PALETTE)]
+        colour = entrant_colour(entrant)
         q1, median, q3 = (_quantile(values, q) for q in (0.25, 0.5, 0.75))
         shapes.append(_text(label, y + 4, _fit(name), "end"))
         shapes.append(_line(x(values[0]), y, x(values[-1]), y, "#333"))
         shapes.append(_rect(x(q1), y - 7, x(q3) - x(q1), 14, colour,
                             f"{name}: median {median:.2f} ms, quartiles {q1:.2f} .. {q3:.2f}, range {values[0]:.2f} .. {values[-1]:.2f}, {len(values)} games"))  # fmt: skip
+        # White under black: the median shows on a dark box as well as on a light one.
+        shapes.append(_line(x(median), y - 7, x(median), y + 7, "#fff", 4))
         shapes.append(_line(x(median), y - 7, x(median), y + 7, "#000", 2))
     return Chart(
         "Thinking time per decision (ms, log scale): range, quartiles and median over games", width, height, shapes

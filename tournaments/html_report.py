@@ -25,8 +25,10 @@ from tournaments.charts import (
     terminations_chart,
     thinking_time_chart,
 )
+from tournaments.finished import games_words
 from tournaments.report_data import RatingHistory, ThinkingTimes
 from tournaments.reports import Crosstable, GameRow, Standings, head_to_head_verdict
+from tournaments.sprt import elo_estimate_words
 from tournaments.viewer.templating import environment, package_text
 
 __all__ = ["MAX_GAME_ROWS", "GameLinks", "render_report", "replay_href"]
@@ -76,6 +78,7 @@ def render_report(
         .render(
             title=f"{report.tournament} ({report.game})",
             report=report,
+            games_words=games_words(report),
             generated=generated,
             charts=charts,
             standings=_standings(report),
@@ -96,8 +99,8 @@ def _standings(report: Standings) -> dict[str, Any]:
     for row in report.standings:
         terms = report.terminations.get(row.name, {})
         rows.append([
-            _cell(row.place, row.place), _cell(row.name), _cell(f"{row.rating:+.0f}", row.rating),
-            _cell(f"{row.lower:+.0f} .. {row.upper:+.0f}", row.lower), _cell(row.games, row.games),
+            _cell(row.place, row.place), _cell(row.name), _cell(f"{row.rating:+z.0f}", row.rating),
+            _cell(f"{row.lower:+z.0f} .. {row.upper:+z.0f}", row.lower), _cell(row.games, row.games),
             _cell(row.wins, row.wins), _cell(f"{row.average_rank:.2f}", row.average_rank),
             _cell(", ".join(f"{kind} {count}" for kind, count in sorted(terms.items())) or "-", sum(terms.values())),
         ])  # fmt: skip
@@ -110,10 +113,11 @@ def _head_to_head(report: Standings) -> str | None:
     if h2h is None:
         return None
     decision = head_to_head_verdict(report)
+    a = report.head_to_head_entrants[0] if report.head_to_head_entrants else "A"
     return (
         f"{decision} after {h2h.pairs} pairs of games: score {h2h.score:.3f} "
-        f"({h2h.wins} wins, {h2h.draws} draws, {h2h.losses} losses), Elo difference {h2h.elo:+.0f} "
-        f"({h2h.elo_lower:+.0f} .. {h2h.elo_upper:+.0f}); log-likelihood ratio {h2h.llr:+.2f} "
+        f"({h2h.wins} wins, {h2h.draws} draws, {h2h.losses} losses), Elo difference {elo_estimate_words(h2h, a)}; "
+        f"log-likelihood ratio {h2h.llr:+.2f} "
         f"between the bounds {h2h.lower_bound:+.2f} and {h2h.upper_bound:+.2f}."
     )
 
@@ -123,7 +127,7 @@ def _seat_advantage(report: Standings) -> dict[str, Any] | None:
         return None
     width = max(len(o.offsets) for o in report.seat_offsets)
     rows = [
-        [_cell(o.table_size, o.table_size), _cell(o.games, o.games), *(_cell(f"{v:+.0f}", v) for v in o.offsets),
+        [_cell(o.table_size, o.table_size), _cell(o.games, o.games), *(_cell(f"{v:+z.0f}", v) for v in o.offsets),
          *([_cell("")] * (width - len(o.offsets)))]
         for o in report.seat_offsets
     ]  # fmt: skip

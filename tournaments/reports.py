@@ -16,18 +16,21 @@ from tournaments.ratings import (
     likelihood_of_superiority,
     summarise,
 )
+from tournaments.schedule import head_to_head_deals, williams_design
 from tournaments.sprt import Sprt, SprtStatus, pair_score
 from tournaments.store import FinishedGame, Store
 
 __all__ = [
     "Crosstable",
     "GameRow",
+    "Players",
     "Standings",
     "crosstable",
     "game_rows",
     "head_to_head_status",
     "head_to_head_test",
     "head_to_head_verdict",
+    "players",
     "rated_games",
     "standings",
 ]
@@ -92,8 +95,52 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
     traceback: str = ""
 
 
-def rated_games(finished: list[FinishedGame]) -> list[RatedGame]:
-    return [RatedGame(seating=[s.entrant for s in game.seats], ranks=[s.rank for s in game.seats]) for game in finished]
+class Players(msgspec.Struct, frozen=True, kw_only=True):
+    """Who is rated: each entrant, or each version of an entrant whose bot changed (results kept apart)."""
+
+    names: list[str]
+    """A player's name: the entrant's, with " v2" and so on where the entrant has several versions."""
+    entrants: list[int]
+    """The entrant each player is a version of."""
+    index: dict[tuple[int, int], int]
+    """(entrant, version) -> player."""
+
+    def of(self, entrant: int, version: int) -> int:
+        return self.index[(entrant, version)]
+
+
+def players(names: list[str], finished: list[FinishedGame]) -> Players:
+    """The players of ``finished`` games: one per entrant, one per version where an entrant played as several."""
+    played: dict[int, set[int]] = {entrant: set() for entrant in range(len(names))}
+    for game in finished:
+        for seat in game.seats:
+            played[seat.entrant].add(seat.version)
+    labels: list[str] = []
+    entrants: list[int] = []
+    index: dict[tuple[int, int], int] = {}
+    for entrant, versions in played.items():
+        if len(versions) <= 1:
+            for version in versions or {1}:
+                index[(entrant, version)] = len(labels)
+            labels.append(names[entrant])
+            entrants.append(entrant)
+            continue
+        for version in sorted(versions):
+            index[(entrant, version)] = len(labels)
+            labels.append(f"{names[entrant]} v{version}")
+            entrants.append(entrant)
+    return Players(names=labels, entrants=entrants, index=index)
+
+
+def rated_games(finished: list[FinishedGame], who: Players | None = None) -> list[RatedGame]:
+    """The games as the fit takes them; seats as ``who``'s players (default: as entrants, versions pooled)."""
+    return [
+        RatedGame(
+            seating=[s.entrant if who is None else who.of(s.entrant, s.version) for s in game.seats],
+            ranks=[s.rank for s in game.seats],
+        )
+        for game in finished
+    ]
 
 
 def head_to_head_test(store: Store) -> tuple[Sprt, int] | None:
@@ -111,7 +158,10 @@ def head_to_head_test(store: Store) -> tuple[Sprt, int] | None:
     a, b = names.index(config.format.a), names.index(config.format.b)
     by_index = {game.game: game for game in store.finished()}
     fmt = config.format
-    test = Sprt(fmt.elo0, fmt.elo1, fmt.alpha, fmt.beta, max_pairs=max(1, fmt.max_games // 2))
+    # The budget is the pairs the schedule holds: max_games rounded down to whole deals (tournaments.schedule).
+    k = fmt.table_sizes[0]
+    budget = head_to_head_deals(fmt.max_games, k) * len(williams_design(k))
+    test = Sprt(fmt.elo0, fmt.elo1, fmt.alpha, fmt.beta, max_pairs=budget)
     pair = 0
     while (first := by_index.get(2 * pair)) is not None and (second := by_index.get(2 * pair + 1)) is not None:
         rank_a = next(s.rank for s in first.seats if s.entrant == a)
@@ -130,19 +180,21 @@ def head_to_head_status(store: Store) -> SprtStatus | None:
 def standings(store: Store, *, top: int = 8) -> Standings:
     """Fit the finished games and summarise them."""
     name, game, _ = store.tournament() or ("", "", "")
-    names = store.entrant_names()
+    entrant_names = store.entrant_names()
     finished = store.finished()
-    rated = rated_games(finished)
+    who = players(entrant_names, finished)
+    names = who.names  # an entrant whose bot changed is rated once per version
+    rated = rated_games(finished, who)
     done, scheduled = store.counts()
-    planned = {n: 0 for n in names}
+    planned = {n: 0 for n in entrant_names}
     for scheduled_game in store.schedule():
         for entrant in scheduled_game.seating:
-            planned[names[entrant]] += 1
+            planned[entrant_names[entrant]] += 1
     terminations: dict[str, dict[str, int]] = {n: {} for n in names}
     for played in finished:
         for seat in played.seats:
             if seat.termination is not None:
-                counts = terminations[names[seat.entrant]]
+                counts = terminations[names[who.of(seat.entrant, seat.version)]]
                 counts[seat.termination] = counts.get(seat.termination, 0) + 1
     if not rated:
         return Standings(
@@ -181,34 +233,45 @@ def _under_test(store: Store) -> list[str]:
 
 
 def crosstable(store: Store) -> Crosstable:
-    names = store.entrant_names()
-    n = len(names)
+    """Who finished ahead of whom; an entrant whose bot changed has a row per version."""
+    finished = store.finished()
+    who = players(store.entrant_names(), finished)
+    n = len(who.names)
     ahead = [[0] * n for _ in range(n)]
     met = [[0] * n for _ in range(n)]
-    for played in store.finished():
+    for played in finished:
         for x in played.seats:
             for y in played.seats:
                 if x.entrant != y.entrant:
-                    met[x.entrant][y.entrant] += 1
+                    i, j = who.of(x.entrant, x.version), who.of(y.entrant, y.version)
+                    met[i][j] += 1
                     if x.rank < y.rank:
-                        ahead[x.entrant][y.entrant] += 1
-    return Crosstable(names=names, ahead=ahead, met=met)
+                        ahead[i][j] += 1
+    return Crosstable(names=who.names, ahead=ahead, met=met)
 
 
 def game_rows(store: Store, *, entrant: str | None = None, termination: str | None = None) -> list[GameRow]:
-    """Finished games, optionally only those with an entrant or a kind of termination."""
+    """Finished games, optionally only those with an entrant or a kind of termination.
+
+    A seat is named by its player: the entrant, with its version where it has
+    several ("greedy v2"). ``entrant`` is an entrant's name (every version) or
+    a player's (that version only).
+    """
     names = store.entrant_names()
-    if entrant is not None and entrant not in names:
+    finished = store.finished()
+    who = players(names, finished)
+    if entrant is not None and entrant not in names and entrant not in who.names:
         raise ValueError(f"no entrant called {entrant!r}; entrants are {', '.join(names)}")
     rows = []
     tournament = store.tournament_id()
-    for played in store.finished():
+    for played in finished:
         replay, note = played.replay, ""
         if replay is not None and (problem := replay_mismatch(Path(replay), tournament, played.game)) is not None:
             replay, note = None, problem
-        seat_names = [names[s.entrant] for s in played.seats]
+        seat_names = [who.names[who.of(s.entrant, s.version)] for s in played.seats]
         kinds = [s.termination or "" for s in played.seats]
-        if entrant is not None and entrant not in seat_names:
+        entrant_names = [names[s.entrant] for s in played.seats]
+        if entrant is not None and entrant not in seat_names and entrant not in entrant_names:
             continue
         if termination is not None and termination not in kinds:
             continue

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from html.parser import HTMLParser
 from pathlib import Path
 
+import msgspec
+
+from tournaments.charts import ENTRANT_COLOURS, SEAT_BAR, rating_history_chart, seat_advantage_chart
 from tournaments.html_report import MAX_GAME_ROWS, GameLinks, render_report
 from tournaments.ratings import LosMatrix, SeatOffsets, Standing
 from tournaments.report_data import RatingHistory, ThinkingTimes
@@ -170,8 +174,97 @@ def test_rating_history_and_thinking_time_pictures_name_every_entrant_as_text() 
     times = ThinkingTimes(names=names, per_game=[[1.0, 2.0, 40.0], [0.3], []])
     page = render_report(standings, cross, rows, generated="now", history=history, times=times)
     parsed = parse(page)
-    assert parsed.tags.count("svg") == 5 and parsed.tags.count("polyline") == 3
+    assert parsed.tags.count("figure") == 5 and parsed.tags.count("polyline") == 3
+    assert parsed.tags.count("li") == 3  # the live ratings' key, one entry per entrant, as HTML
     assert HOSTILE not in page
     text = " ".join(parsed.text)
     assert "Ratings as games came in" in text and "Thinking time" in text
     assert "alpha: median 2.00 ms, quartiles 1.50 .. 21.00, range 1.00 .. 40.00, 3 games" in text
+
+
+def _linear(channel: float) -> float:
+    return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+
+def _rgb(colour: str) -> tuple[float, float, float]:
+    r, g, b = (_linear(int(colour[i : i + 2], 16) / 255) for i in (1, 3, 5))
+    return r, g, b
+
+
+def _contrast_on_white(colour: str) -> float:
+    r, g, b = _rgb(colour)
+    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+
+
+# Machado, Oliveira and Fernandes (2009), full severity: linear RGB as seen with protanopia,
+# deuteranopia and tritanopia.
+_VISIONS = (
+    ((1, 0, 0), (0, 1, 0), (0, 0, 1)),
+    ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+    ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),
+    ((1.255528, -0.076749, -0.178779), (-0.078411, 0.930809, 0.147602), (0.004733, 0.691367, 0.303900)),
+)
+
+
+def _lab(rgb: tuple[float, float, float]) -> tuple[float, float, float]:
+    r, g, b = (min(max(c, 0.0), 1.0) for c in rgb)
+    xyz = (
+        (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
+        0.2126 * r + 0.7152 * g + 0.0722 * b,
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
+    )
+    fx, fy, fz = (t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def _closest_in_any_vision(a: str, b: str) -> float:
+    distances = []
+    for matrix in _VISIONS:
+        seen = []
+        for colour in (a, b):
+            red, green, blue = (sum(m * c for m, c in zip(row, _rgb(colour), strict=True)) for row in matrix)
+            seen.append(_lab((float(red), float(green), float(blue))))
+        distances.append(math.dist(*seen))
+    return min(distances)
+
+
+def test_entrant_colours_read_on_white_and_stay_apart_in_every_common_colour_vision() -> None:
+    assert all(_contrast_on_white(colour) >= 3.0 for colour in ENTRANT_COLOURS)  # no pale yellow on white
+    for i, a in enumerate(ENTRANT_COLOURS):
+        for b in ENTRANT_COLOURS[:i]:
+            assert _closest_in_any_vision(a, b) >= 13, (a, b)
+
+
+def test_entrants_past_the_palette_get_dashed_lines_so_no_two_lines_look_alike() -> None:
+    names = [f"bot-{i}" for i in range(20)]
+    history = RatingHistory(names=names, games=[0, 1], values=[[0.0, float(i)] for i in range(20)])
+    chart = rating_history_chart(history)
+    assert chart is not None
+    looks = [(s.attrs["stroke"], s.attrs.get("stroke-dasharray", "")) for s in chart.shapes if s.tag == "polyline"]
+    assert len(looks) == 20 == len(set(looks))
+    assert [(e.colour, e.dash) for e in chart.legend] == looks and [e.name for e in chart.legend] == names
+
+
+def test_the_live_rating_chart_names_both_its_axes() -> None:
+    history = RatingHistory(names=["a", "b"], games=[0, 1, 2], values=[[0.0, 1.0, 2.0], [0.0, -1.0, -2.0]])
+    chart = rating_history_chart(history)
+    assert chart is not None
+    texts = {s.text: s.attrs for s in chart.shapes if s.tag == "text"}
+    assert "games finished" in texts
+    assert texts["live rating (mu - 3 sigma)"]["transform"].startswith("rotate(-90")
+
+
+def test_seat_bars_are_never_drawn_in_an_entrants_colour() -> None:
+    standings, _, _ = sample()
+    chart = seat_advantage_chart(standings.seat_offsets)
+    assert chart is not None
+    fills = {s.attrs["fill"] for s in chart.shapes if s.tag == "rect"}
+    assert fills == {SEAT_BAR} and not fills & set(ENTRANT_COLOURS)
+
+
+def test_a_rating_that_rounds_to_zero_reads_plus_zero_never_minus_zero() -> None:
+    standings, cross, rows = sample()
+    near_zero = [msgspec.structs.replace(s, rating=-0.2, lower=-0.4, upper=-0.1) for s in standings.standings]
+    page = render_report(msgspec.structs.replace(standings, standings=near_zero), cross, rows, generated="now")
+    cells = " ".join(parse(page).text)
+    assert "+0 .. +0" in cells and "-0" not in cells

@@ -106,6 +106,23 @@ def _json_escape(c: str) -> str:
     return f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}"
 
 
+def famiglia_command() -> str:
+    """How to run famiglia again from here, for a hint to print: ``famiglia`` when that name on PATH is
+    this program, else the path it was started by (``.venv/bin/famiglia`` right after the quick start)."""
+    import os
+    import shutil
+
+    started = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if not started or started.endswith("__main__.py"):
+        return "python -m tournaments.cli"
+    found = shutil.which("famiglia")
+    if found is not None and os.path.realpath(found) == os.path.realpath(started):
+        return "famiglia"
+    path = os.path.abspath(started)
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else path
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one line saying what is wrong and stop.
 

@@ -53,9 +53,9 @@ def print_standings(report: Standings) -> None:
     """
     from rich.table import Table
 
-    from tournaments.reports import head_to_head_verdict
+    from tournaments.finished import games_words, state_line
 
-    title = f"{shown(report.tournament)} ({shown(report.game)}): {report.games} of {report.scheduled} games"
+    title = f"{shown(report.tournament)} ({shown(report.game)}): {shown(games_words(report))}"
     table = Table(title=title, title_justify="left")
     columns = ("#", "entrant", "rating", "95% interval", "±", "games", "wins", "avg rank", "terminations")
     for column in columns:
@@ -83,30 +83,27 @@ def print_standings(report: Standings) -> None:
             los.add_row(shown(names[entrant], NAME_CHARS), *(f"{v:.2f}" for v in values))
         console.print(los)
     if report.head_to_head is not None:
-        h2h = report.head_to_head
-        console.print(
-            f"head-to-head: {shown(head_to_head_verdict(report))} after {h2h.pairs} pairs (LLR {h2h.llr:+.2f}, "
-            f"bounds {h2h.lower_bound:+.2f} .. {h2h.upper_bound:+.2f})",
-            highlight=False,
-        )
+        console.print(shown(state_line(report)), highlight=False, soft_wrap=True)
 
 
 def games_cell(report: Standings, name: str, played: int) -> str:
-    """An entrant's games: "12", or "12 of 30" while some of its scheduled games are not played."""
+    """An entrant's games: "12", or "12 of 30" while some of its scheduled games are still to be played."""
+    from tournaments.finished import has_games_left
+
     planned = report.scheduled_games.get(name, played)
-    return str(played) if planned <= played else f"{played} of {planned}"
+    return str(played) if planned <= played or not has_games_left(report) else f"{played} of {planned}"
 
 
 def interval_note(report: Standings) -> str:
-    """Where the intervals stand: the widest and narrowest, and how to narrow them."""
+    """Where the intervals stand: the widest and narrowest, and how to narrow them (when more games can)."""
+    from tournaments.finished import more_games_hint
+
     widths = sorted(report.standings, key=lambda row: row.upper - row.lower)
     narrow, wide = widths[0], widths[-1]
     return (
         f"95% intervals: from ±{(narrow.upper - narrow.lower) / 2:.0f} ({shown(narrow.name, NAME_CHARS)}, "
         f"{narrow.games} games) to ±{(wide.upper - wide.lower) / 2:.0f} ({shown(wide.name, NAME_CHARS)}, "
-        f"{wide.games} games); four times the games "
-        "halve them: raise games_per_entrant (or repetitions) in the tournament file and run it again "
-        "to add games to the same results file"
+        f"{wide.games} games); {more_games_hint(report)}"
     )
 
 
@@ -161,7 +158,9 @@ def games_command(
     entrant: Annotated[str | None, typer.Option(help="only games this entrant played")] = None,
     termination: Annotated[
         str | None,
-        typer.Option(help="only games with this termination: timeout, crash, illegal, protocol, stall, harness"),
+        typer.Option(
+            help="only games with this termination: timeout, crash, illegal, protocol, stall, resigned, harness"
+        ),
     ] = None,
     format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
 ) -> None:
@@ -172,10 +171,12 @@ def games_command(
 
     if format not in ("table", "csv", "json"):
         fail(f"--format {format!r}: choose table, csv or json")
-    if termination is not None and termination not in ("timeout", "crash", "illegal", "protocol", "stall", "harness"):
-        fail(f"--termination {termination!r}: choose timeout, crash, illegal, protocol, stall or harness")
+    kinds = ("timeout", "crash", "illegal", "protocol", "stall", "resigned", "harness")
+    if termination is not None and termination not in kinds:
+        fail(f"--termination {termination!r}: choose {', '.join(kinds[:-1])} or {kinds[-1]}")
     with user_errors():
-        rows = game_rows(open_store(db), entrant=entrant, termination=termination)
+        store = open_store(db)
+        rows = game_rows(store, entrant=entrant, termination=termination)
     if format == "json":
         print_json(msgspec.json.encode(rows).decode())
         return
@@ -209,12 +210,28 @@ def games_command(
             str(row.game), str(row.seed), shown(row.ended_by), seats, terms, f"{row.seconds:.2f}", shown(replay)
         )
     console.print(table)
+    if store.config().format.kind == "head-to-head":
+        # Its unplayed games may be games it no longer needs: say where the test stands.
+        from tournaments.finished import state_line
+        from tournaments.reports import standings
+
+        console.print(shown(state_line(standings(store))), highlight=False, soft_wrap=True)
 
 
 def report_command(
     db: DbOption,
     out: Annotated[
         Path | None, typer.Option("--out", help="the HTML file to write (default: beside the database, .html)")
+    ] = None,
+    viewer: Annotated[
+        bool,
+        typer.Option(
+            "--viewer/--no-viewer", help="write each game's viewer pages into OUT-games/ (--no-viewer: the page alone)"
+        ),
+    ] = True,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", help="processes writing viewer pages at once (default: one per CPU)", min=1),
     ] = None,
 ) -> None:
     """Write the results as an HTML page (standings, pictures, crosstable, every game) and a viewer page per game."""
@@ -223,7 +240,7 @@ def report_command(
     from referee.private import make_private_dirs, write_private
     from tournaments.html_report import MAX_GAME_ROWS, render_report
     from tournaments.report_data import rating_history, thinking_times
-    from tournaments.report_pages import game_links, pages_folder
+    from tournaments.report_pages import cpus_available, game_links, pages_folder
     from tournaments.reports import crosstable, game_rows, standings
 
     page = out if out is not None else db.with_suffix(".html")
@@ -238,10 +255,12 @@ def report_command(
         shown = games[:MAX_GAME_ROWS]
         with Progress(
             TextColumn("viewer pages"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=err_console, transient=True, disable=len(shown) < 20,
+            console=err_console, transient=True, disable=len(shown) < 20 or not viewer,
         ) as bar:  # fmt: skip
             task = bar.add_task("pages", total=len(shown))
-            links = game_links(shown, page.resolve(), progress=lambda: bar.advance(task))
+            links = game_links(
+                shown, page.resolve(), progress=lambda: bar.advance(task), viewer=viewer, jobs=jobs or cpus_available()
+            )
         when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         text = render_report(
             report, table, games, generated=when, page_path=page.resolve(),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
+import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +17,7 @@ from tournaments.cli.common import (
     console,
     err_console,
     fail,
+    famiglia_command,
     first_leaf,
     interrupted,
     shown,
@@ -86,8 +89,9 @@ def worker_failure(exc: BaseException) -> WorkerFailed | None:
     return None
 
 
-def deal_key_of(db: Path) -> bytes:
-    """The deal key of another results file, to repeat its deals; ValueError if it has none."""
+def deal_key_of(db: Path, config: TournamentConfig) -> bytes:
+    """The deal key of another results file, to repeat its deals; ValueError if it has none or deals others."""
+    from tournaments.plan import deal_differences
     from tournaments.store import Store
 
     if not db.is_file():
@@ -95,8 +99,18 @@ def deal_key_of(db: Path) -> bytes:
     other = Store(db)
     try:
         key = other.deal_key()
+        theirs = other.config() if other.tournament() is not None else None
     finally:
         other.close()
+    if theirs is None:
+        raise ValueError(f"--deals-from {db}: holds no tournament, so no deals to repeat")
+    if differences := deal_differences(config, theirs):
+        # Its key would deal other cards here: the run would look like a repeat and be none.
+        raise ValueError(
+            f"--deals-from {db}: holds another tournament ({theirs.name!r}), whose deals this file does not "
+            f"repeat: it differs in {', '.join(differences)}; give the same game, variants, seed, format and "
+            "table sizes, or leave --deals-from out"
+        )
     if key is None:
         raise ValueError(
             f"--deals-from {db}: that store was made before famiglia kept deal keys; its deals cannot be repeated this way"
@@ -128,6 +142,7 @@ def play_with_display(
     executor: str = "local",
     scheduler: str | None = None,
     lock: StoreLock | None = None,
+    new_versions: list[str] | None = None,
 ) -> Store:
     """Create, resume or grow the tournament in ``db`` and play what is left, with a live display.
 
@@ -139,6 +154,8 @@ def play_with_display(
     holds it already; else it is taken here, before the store is opened, and
     given up once the games are played. A run of the same store in another
     process is refused at once, in one line naming that process, exit 2.
+    ``new_versions``: entrants whose changed bot is recorded as a new version
+    (else a changed bot is refused in one line, exit 2).
     """
     from tournaments.capacity import check_tournament_capacity
     from tournaments.runner import default_workers, executor_for
@@ -152,7 +169,10 @@ def play_with_display(
         check_tournament_capacity(config, concurrency, workers)  # before the store is touched
         held = lock if lock is not None else hold_store(db)
     try:
-        return _play_held(config, db, chosen, concurrency=concurrency, workers=workers, deals_from=deals_from)
+        return _play_held(
+            config, db, chosen, concurrency=concurrency, workers=workers, deals_from=deals_from,
+            new_versions=new_versions or [],
+        )  # fmt: skip
     finally:
         if held is not lock:
             held.release()
@@ -166,6 +186,7 @@ def _play_held(
     concurrency: int | None,
     workers: int,
     deals_from: Path | None,
+    new_versions: list[str],
 ) -> Store:
     """``play_with_display`` once the store's lock is held."""
     from rich.console import Group
@@ -173,6 +194,8 @@ def _play_held(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from referee.sandbox import sandbox_summary
+    from tournaments.fingerprint import settle_versions
+    from tournaments.finished import games_words, stopped_test
     from tournaments.grow import open_tournament
     from tournaments.ratings import RatedGame
     from tournaments.runner import GameDone, RunStarted, run_tournament
@@ -184,9 +207,11 @@ def _play_held(
         with user_errors():
             store = Store(db)
             if deals_from is not None:
-                store.use_deal_key(deal_key_of(deals_from), str(deals_from))
+                store.use_deal_key(deal_key_of(deals_from, config), str(deals_from))
             key = store.deal_key()
             opened = open_tournament(store, config)
+            # Before a game is played: a bot edited in place under an old name is refused here.
+            versions = settle_versions(store, opened.config, new_versions)
     except BaseException:
         if made_here:
             # Refused before a tournament was stored: leave no empty results file behind.
@@ -221,9 +246,22 @@ def _play_held(
         nonlocal played_now
         if isinstance(event, RunStarted):
             recorded = event.done + event.errors
-            if event.how == "begun":
+            stopped = stopped_test(store) if config.format.kind == "head-to-head" else None
+            if stopped is not None:
+                # A decided head-to-head has nothing left to play, whatever its schedule still holds.
                 console.print(
-                    f"{config.name!r}: {event.total} games; results database: {db}",
+                    f"{shown(repr(config.name))}: {shown(games_words(stopped))}; nothing left to play "
+                    f"(results in {shown(str(db))})",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                progress.update(task, total=recorded, completed=recorded, visible=False)
+                return
+            if event.how == "begun":
+                at_most = "at most " if config.format.kind == "head-to-head" else ""
+                until = "; it stops once its test decides" if at_most else ""
+                console.print(
+                    f"{config.name!r}: {at_most}{event.total} games{until}; results database: {db}",
                     markup=False,
                     highlight=False,
                     soft_wrap=True,
@@ -262,8 +300,13 @@ def _play_held(
     try:
         with user_errors(), Live(Group(progress, top), console=console, refresh_per_second=4, transient=False):
             run_tournament(
-                config, store, on_progress, executor=chosen, concurrency=concurrency, workers=workers, opened=opened
-            )
+                config, store, on_progress, executor=chosen, concurrency=concurrency, workers=workers, opened=opened,
+                versions=versions,
+            )  # fmt: skip
+            if config.format.kind == "head-to-head" and stopped_test(store) is not None:
+                # Decided: the games it did not need are not missing, so the bar ends full.
+                done = int(progress.tasks[0].completed)
+                progress.update(task, total=done, completed=done)
         console.print()
     except BaseException as exc:
         if not console.is_terminal:
@@ -325,6 +368,14 @@ def run(
         Path | None,
         typer.Option(help="another results file whose deals to repeat (same seed, same deals); new --db only"),
     ] = None,
+    new_version: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--new-version",
+            metavar="ENTRANT",
+            help="record ENTRANT's changed bot as its next version, rated apart (repeat for several)",
+        ),
+    ] = None,
 ) -> None:
     """Play a tournament (or resume it) and print the standings."""
     from tournaments.config import ConfigProblems, load_tournament
@@ -341,10 +392,15 @@ def run(
             # A problem may quote an entrant's bot.toml, which its author wrote.
             err_console.print(f"famiglia: error: {shown(f'{file}: {problem}')}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
+    from tournaments.config_notes import config_notes
+
+    for note in config_notes(config):  # values rounded or not applied: said, never changed in silence
+        err_console.print(f"famiglia: note: {shown(f'{file}: {note}')}", highlight=False, soft_wrap=True)
     db = db or file.with_suffix(".sqlite")
     store = play_with_display(
         config, db, concurrency=concurrency, workers=workers, deals_from=deals_from,
         executor=executor or config.executor.kind, scheduler=scheduler or config.executor.scheduler,
+        new_versions=new_version,
     )  # fmt: skip
     from tournaments.reports import standings  # numpy and scipy: only once the games are played
 
@@ -374,24 +430,36 @@ def demo_entrants() -> tuple[list[dict[str, str]], list[str]]:
     return entrants, missing
 
 
+def demo_toml(root: Path) -> str:
+    """The demo's tournament file: every sample bot whose toolchain is on this machine, at 3-player
+    Vendetta tables. Written where the demo's results go, so a user can read it, change it and run it."""
+    entrants, _ = demo_entrants()
+    # json.dumps gives a TOML basic string for these names and paths (the same quotes and escapes).
+    lines = [
+        "# The tournament famiglia demo played. Change it and run it again with",
+        "#   famiglia tournament run demo.toml   (its results go to demo.sqlite beside it)",
+        "[tournament]",
+        'name = "demo"',
+        'game = "vendetta"',
+        f"table_size = {DEMO_TABLE}",
+        "repetitions = 4",
+        "seed = 2026",
+        f"replays = {json.dumps(str(root / 'demo-replays'))}",
+        "",
+        "[tournament.time]",
+        "move_ms = 2000",
+        "bank_ms = 10000",
+    ]
+    for entrant in entrants:
+        lines += ["", "[[entrant]]", f"name = {json.dumps(entrant['name'])}", f"bot = {json.dumps(entrant['bot'])}"]
+    return "\n".join(lines) + "\n"
+
+
 def demo_config(root: Path) -> TournamentConfig:
-    """Every sample bot whose toolchain is on this machine, at 3-player Vendetta tables."""
+    """The demo's tournament, as ``demo_toml`` writes it."""
     from tournaments.config import parse_tournament
 
-    entrants, _ = demo_entrants()
-    data = {
-        "tournament": {
-            "name": "demo",
-            "game": "vendetta",
-            "table_size": DEMO_TABLE,
-            "repetitions": 4,
-            "seed": 2026,
-            "replays": str(root / "demo-replays"),
-            "time": {"move_ms": 2000, "bank_ms": 10000},
-        },
-        "entrant": entrants,
-    }
-    return parse_tournament(data, base=root, source="demo")
+    return parse_tournament(tomllib.loads(demo_toml(root)), base=root, source="demo")
 
 
 def demo(
@@ -400,6 +468,7 @@ def demo(
 ) -> None:
     """Run a small built-in tournament of the sample bots and print the standings."""
     from referee.private import make_private_dirs
+    from tournaments.config import load_tournament
     from tournaments.store import hold_store
 
     check_counts(None, workers)
@@ -427,11 +496,19 @@ def demo(
             stale.unlink(missing_ok=True)
         shutil.rmtree(folder / "demo-replays", ignore_errors=True)
         with user_errors():
-            config = demo_config(folder)
+            tournament_file = folder / "demo.toml"
+            tournament_file.write_text(demo_toml(folder), encoding="utf-8")
+            config = load_tournament(tournament_file)
         store = play_with_display(config, db, concurrency=None, workers=workers, lock=lock)
     from tournaments.reports import standings  # numpy and scipy: only once the games are played
 
     print_standings(standings(store))
-    console.print(f"results: {db}  replays: {folder / 'demo-replays'}", highlight=False)
-    console.print(f"as a web page: famiglia report --db {db}", highlight=False)
+    famiglia = famiglia_command()
+    here = Path.cwd()
+    shown_db = db.relative_to(here) if db.is_relative_to(here) else db
+    shown_file = tournament_file.relative_to(here) if tournament_file.is_relative_to(here) else tournament_file
+    console.print(f"results: {shown_db}  replays: {shown_db.parent / 'demo-replays'}", highlight=False)
+    console.print(f"the tournament file: {shown_file} (run it again: {famiglia} tournament run {shown_file})",
+                  highlight=False)  # fmt: skip
+    console.print(f"as a web page: {famiglia} report --db {shown_db}", highlight=False)
     exit_on_harness_errors(store, db)

@@ -3,21 +3,30 @@
 ``game.html`` shows everything; ``game.seat-N.html`` shows what seat N knew at
 each step and holds nothing more (its data is the engine's view for that seat),
 so a bot author can publish or read a seat's page without leaking the others'
-cards. Each page carries its data, the generic player (``static/viewer.js``) and
-the game's own board script; it fetches nothing.
+cards. A page written alone (``famiglia replay view``) carries its data, the
+generic player (``static/viewer.js``), its styles and the game's own board
+script, and fetches nothing. The pages of a report carry only their game's
+data (packed, see ``templating.packed_json``) and load the player, the styles
+and the board scripts from one folder of files shared by every game
+(``write_assets``): a thousand games do not repeat them a thousand times.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from referee.games import get_rules
 from tournaments.viewer.build import ViewerData, build_viewer_data, game_viewer_module
-from tournaments.viewer.templating import environment, package_text
+from tournaments.viewer.templating import environment, package_text, packed_json
 
-__all__ = ["SEAT_COLOURS", "render_view", "seat_page", "write_viewer"]
+__all__ = ["ASSETS", "SEAT_COLOURS", "board_file", "render_view", "seat_page", "write_assets", "write_viewer"]
+
+ASSETS = "assets"
+"""The folder beside a report's viewer pages that holds the files they share."""
 
 # Okabe-Ito: told apart with the common colour-vision deficiencies; every use
 # also prints the seat's name beside the colour.
@@ -29,13 +38,24 @@ def seat_page(out: Path, seat: int) -> Path:
     return out.with_name(f"{out.stem}.seat-{seat}{out.suffix or '.html'}")
 
 
-def render_view(data: ViewerData, view: str, out: Path) -> str:
-    """The HTML of one view ("all" or a seat number as text)."""
-    board_script = ""
+def board_file(game: str) -> str:
+    """The shared file name of a game's board script (a plug-in's name may hold any character)."""
+    return "board-" + re.sub(r"[^a-z0-9_-]", "_", game.lower()) + ".js"
+
+
+def _board_script(game: str) -> str:
     try:
-        _, board_script = game_viewer_module(get_rules(data.game))
+        return game_viewer_module(get_rules(game))[1]
     except (ValueError, ImportError, OSError):
-        board_script = ""  # the page then says the board cannot be drawn
+        return ""  # the page then says the board cannot be drawn
+
+
+def render_view(data: ViewerData, view: str, out: Path, *, assets: str | None = None) -> str:
+    """The HTML of one view ("all" or a seat number as text).
+
+    ``assets``: the folder (relative to the page) of the files ``write_assets``
+    wrote, which the page then loads; None puts everything in the page.
+    """
     links = [{"label": "everything", "href": out.name, "current": view == "all", "seat": None}]
     for seat, name in enumerate(data.seats):
         links.append({"label": f"seat {seat} {name}", "href": seat_page(out, seat).name,
@@ -62,26 +82,44 @@ def render_view(data: ViewerData, view: str, out: Path) -> str:
             data=data,
             view=view,
             links=links,
-            payload=payload,
+            payload=packed_json(payload),
             colours=SEAT_COLOURS,
-            style=package_text("viewer.css"),
-            player_script=package_text("viewer.js"),
-            board_script=board_script,
+            assets=assets,
+            board_file=board_file(data.game),
+            style="" if assets else package_text("viewer.css"),
+            player_script="" if assets else package_text("viewer.js"),
+            board_script="" if assets else _board_script(data.game),
         )
     )
 
 
-def write_viewer(replay: Path, out: Path) -> list[Path]:
+def write_viewer(replay: Path, out: Path, *, assets: str | None = None) -> list[Path]:
     """Write every view of ``replay`` beside ``out``; the files written, ``out`` first.
 
-    NotAReplay (a ValueError) when ``replay`` is not a replay at all.
+    ``assets`` as for ``render_view``. NotAReplay (a ValueError) when
+    ``replay`` is not a replay at all.
     """
     data = build_viewer_data(replay)
+    seats = [(str(seat), seat_page(out, seat)) for seat in range(len(data.seats))]
+    # ``out`` last: once it is there, so is every page of its replay (a report keeps such pages).
+    for view, path in [*seats, ("all", out)]:
+        _write_atomically(path, render_view(data, view, out, assets=assets))
+    return [out, *(path for _, path in seats)]
+
+
+def write_assets(folder: Path, games: Iterable[str]) -> list[Path]:
+    """The files the pages written with ``assets`` share: the player, its styles, each game's board.
+
+    A game without a board script gets none; its pages say so.
+    """
+    files = {"viewer.css": package_text("viewer.css"), "viewer.js": package_text("viewer.js")}
+    for game in sorted(set(games)):
+        if script := _board_script(game):
+            files[board_file(game)] = script
     written = []
-    targets = [("all", out), *((str(seat), seat_page(out, seat)) for seat in range(len(data.seats)))]
-    for view, path in targets:
-        _write_atomically(path, render_view(data, view, out))
-        written.append(path)
+    for name, text in files.items():
+        _write_atomically(folder / name, text)
+        written.append(folder / name)
     return written
 
 

@@ -6,10 +6,18 @@ tournament file is shown as text. Data for a page's script goes in a
 escapes ``<``, ``>`` and ``&`` (so neither ``</script>`` nor ``<!--`` can end or
 change the element) and the two line separators JavaScript once treated as
 line ends.
+
+A viewer page's data is large (a snapshot of the position for every decision)
+and repeats itself from step to step, so it goes in packed by ``packed_json``:
+gzip, then base64. The page's script unpacks it with the browser's own
+``DecompressionStream``; base64 holds no character that could end or change
+the element it sits in.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import importlib.resources
 from functools import cache
 from typing import Any
@@ -18,7 +26,10 @@ import jinja2
 import msgspec
 from markupsafe import Markup
 
-__all__ = ["environment", "package_text", "script_json"]
+__all__ = ["PACK_LEVEL", "environment", "package_text", "packed_json", "script_json", "unpack_json"]
+
+PACK_LEVEL = 6
+"""zlib's default: a page a twentieth of its JSON; 9 saves 5% more at twice the time."""
 
 _UNSAFE_IN_SCRIPT = {
     ord("<"): "\\u003c",
@@ -33,6 +44,16 @@ def script_json(value: Any) -> Markup:
     """``value`` as JSON that is safe verbatim inside a script element."""
     text = msgspec.json.encode(value).decode("utf-8")
     return Markup(text.translate(_UNSAFE_IN_SCRIPT))
+
+
+def packed_json(value: Any) -> str:
+    """``value`` as gzip-compressed JSON in base64 (the same bytes for the same value)."""
+    return base64.b64encode(gzip.compress(msgspec.json.encode(value), PACK_LEVEL, mtime=0)).decode("ascii")
+
+
+def unpack_json(text: str) -> Any:
+    """What ``packed_json`` packed (for tests and tools that read a page's data)."""
+    return msgspec.json.decode(gzip.decompress(base64.b64decode(text)))
 
 
 def package_text(name: str) -> str:

@@ -7,6 +7,7 @@ window.FamigliaBoard = (function () {
   "use strict";
   const COLOURS = ["blue", "white", "black", "yellow", "red", "green"];
   const money = (x) => x.toLocaleString("en-US");
+  const count = (k, one, many) => k + " " + (k === 1 ? one : many);
   const DIE = { take2: "take 2", take1: "take 1", steal: "steal" };
 
   function card(ctx, colour, value, extra) {
@@ -32,7 +33,8 @@ window.FamigliaBoard = (function () {
     const piles = h("div", { class: "s-piles" }, COLOURS.map((c) => {
       const known = (v.known_piles || []).find((k) => k.colour === c);
       return h("div", { class: "s-pile fam-" + c, "data-testid": "pile-" + c },
-        h("b", {}, c), h("span", {}, v.piles[c] + " cards"), h("span", {}, v.business_piles[c] + " businesses"),
+        h("b", {}, c), h("span", { "data-testid": "pile-" + c + "-cards" }, count(v.piles[c], "card", "cards")),
+        h("span", { "data-testid": "pile-" + c + "-businesses" }, count(v.business_piles[c], "business", "businesses")),
         known ? h("span", { class: "s-known" }, "known: " + known.order.join(" ")) : null);
     }));
     const seats = [];
@@ -47,7 +49,7 @@ window.FamigliaBoard = (function () {
           h("span", {}, "dirty ", h("b", { "data-testid": "seat-" + s + "-dirty" }, money(p.dirty))),
           h("span", { class: "muted s-notes" }, "notes " + (p.notes.length ? p.notes.map(money).join(" ") : "none"))),
         h("div", { class: "s-hand", "data-testid": "seat-" + s + "-hand", "data-size": p.hand_size },
-          h("span", { class: "muted s-hlabel" }, p.hand_size + (p.hand_size === 1 ? " card" : " cards") + (hand ? "" : ", face down")), cards),
+          h("span", { class: "muted s-hlabel" }, count(p.hand_size, "card", "cards") + (hand ? "" : ", face down")), cards),
         h("div", { class: "s-biz", "data-testid": "seat-" + s + "-businesses" }, "businesses: ",
           p.businesses.length ? p.businesses.map((b) => h("span", { class: "s-bcard fam-" + b.colour }, b.colour + " " + (b.kind || "?"))) : "none")));
     }
@@ -160,7 +162,8 @@ window.FamigliaBoard = (function () {
 .s-card.renegade { box-shadow: 0 0 0 2px #CC79A7; }
 .s-biz { margin-top: 0.2rem; min-height: 1.4rem; display: flex; flex-wrap: wrap; gap: 0.2rem; align-items: center; }
 .s-bcard { border-radius: 3px; padding: 0 0.3rem; border: 1px solid #333; font-size: 0.75rem; }
-.s-war { margin-top: 0.6rem; border: 1px solid #d9d9de; border-radius: 8px; padding: 0.4rem 0.6rem; min-height: 9rem; font-size: 0.85rem; }
+.s-war { margin-top: 0.6rem; border: 1px solid #d9d9de; border-radius: 8px; padding: 0.4rem 0.6rem; min-height: 9rem; font-size: 0.85rem;
+  overflow-x: auto; }
 .s-war table { width: 100%; margin-top: 0.3rem; }
 .s-outcome { margin: 0.3rem 0 0; padding-left: 1.2rem; height: 6rem; overflow: auto; }
 .s-war td { height: 2.3rem; padding-top: 0; padding-bottom: 0; }
@@ -171,7 +174,8 @@ window.FamigliaBoard = (function () {
 .fam-yellow { background: #f2c200; color: #111; }
 .fam-red { background: #c62828; color: #fff; }
 .fam-green { background: #2e7d32; color: #fff; }
-@media (max-width: 820px) { .s-piles { grid-template-columns: repeat(3, minmax(0, 1fr)); } .s-seats { grid-template-columns: minmax(0, 1fr); } }
+@media (max-width: 820px) { .s-piles { grid-template-columns: repeat(3, minmax(0, 1fr)); } .s-seats { grid-template-columns: minmax(0, 1fr); }
+  .s-war th, .s-war td { padding-left: 0.25rem; padding-right: 0.25rem; } }
 `;
   return { draw, describeAction, describeEvent };
 })();

@@ -10,16 +10,24 @@ window.FamigliaBoard = (function () {
     const h = ctx.h;
     const v = step.state;
     const n = v.n_players;
-    // What this step's events did, district by district, to mark on the board.
+    // What this step's events did, district by district: one line per kind of
+    // thing (a placement, a vendetta, a payment, a raid), so a busy district
+    // never holds more lines than its card has room for. The card turned this
+    // step shows in the district's badge, not as a line.
     const marks = {};
-    const mark = (d, text, cls) => { (marks[d] = marks[d] || []).push({ text, cls }); };
+    const turnedNow = new Set();
+    const mark = (d, kind, text) => {
+      const kinds = (marks[d] = marks[d] || {});
+      kinds[kind] = kinds[kind] ? kinds[kind] + ", " + text : text;
+    };
     for (const e of step.events) {
-      if (e.type === "revealed") mark(e.district, "protection card", "m-revealed");
-      else if (e.type === "eliminated") mark(e.district, "vendetta: seat " + e.seat + " lost " + e.count, "m-vendetta");
-      else if (e.type === "paid") mark(e.district, "paid: seat " + e.seats.join(", "), "m-paid");
-      else if (e.type === "raided") e.districts.forEach((d) => mark(d, "raid", "m-raid"));
-      else if (e.type === "placed") e.placements.forEach((p) => mark(p.district, "seat " + e.seat + " placed " + p.count, "m-placed"));
+      if (e.type === "revealed") turnedNow.add(e.district);
+      else if (e.type === "eliminated") mark(e.district, "vendetta", "seat " + e.seat + " lost " + e.count);
+      else if (e.type === "paid") mark(e.district, "paid", (e.seats.length === 1 ? "seat " : "seats ") + e.seats.join(", "));
+      else if (e.type === "raided") e.districts.forEach((d) => mark(d, "raid", "emptied"));
+      else if (e.type === "placed") e.placements.forEach((p) => mark(p.district, "placed", "seat " + e.seat + " +" + p.count));
     }
+    const LABELS = { placed: "placed: ", vendetta: "vendetta: ", paid: "paid: ", raid: "raid: " };
     const status = h("div", { class: "v-status" },
       h("span", { "data-testid": "round" }, "Round " + v.round + " of at most " + v.round_limit),
       h("span", { "data-testid": "turn" }, v.over ? "game over" : "turn " + (v.turn + 1) + " of 11"),
@@ -40,10 +48,13 @@ window.FamigliaBoard = (function () {
         rows.push(h("div", { class: "v-row" + (counts[s] ? "" : " zero") },
           ctx.seatLabel(s, true), h("span", { class: "v-count", "data-testid": "district-" + d + "-seat-" + s }, counts[s])));
       }
-      const notes = (marks[d] || []).map((m) => h("div", { class: "v-mark " + m.cls }, m.text));
-      districts.push(h("div", { class: "v-district" + (shown ? " shown" : "") + ((marks[d] || []).length ? " touched" : ""), "data-district": d },
-        h("div", { class: "v-dhead" }, h("b", {}, "District " + d), shown ? h("span", { class: "v-badge" }, "protection") : null),
-        rows, h("div", { class: "v-notes" }, notes)));
+      const notes = Object.entries(marks[d] || {}).map(([kind, text]) =>
+        h("div", { class: "v-mark m-" + kind, title: LABELS[kind] + text, "data-testid": "district-" + d + "-" + kind }, LABELS[kind] + text));
+      const badge = shown ? h("span", { class: "v-badge" + (turnedNow.has(d) ? " now" : ""), "data-testid": "district-" + d + "-turned",
+        title: "This district's protection card was turned this round: its vendetta has been fought [V1-V5]." }, "turned") : null;
+      districts.push(h("div", { class: "v-district" + (shown ? " shown" : "") + (notes.length || turnedNow.has(d) ? " touched" : ""), "data-district": d },
+        h("div", { class: "v-dhead" }, h("b", {}, "District " + d), badge),
+        rows, h("div", { class: "v-notes", "data-testid": "district-" + d + "-notes" }, notes)));
     }
     const seatRows = [];
     for (let s = 0; s < n; s++) {
@@ -51,7 +62,7 @@ window.FamigliaBoard = (function () {
         h("td", {}, ctx.seatLabel(s), v.forfeited[s] ? h("span", { class: "termination" }, " forfeited") : null),
         h("td", { class: "n", "data-testid": "seat-" + s + "-hand" }, v.hands[s]),
         h("td", { class: "n", "data-testid": "seat-" + s + "-box" }, v.box[s]),
-        h("td", { class: "n", "data-testid": "seat-" + s + "-points" }, v.points[s]),
+        h("td", { class: "n", "data-testid": "seat-" + s + "-points" }, ctx.number(v.points[s])),
         h("td", { class: "n", "data-testid": "seat-" + s + "-controlled" }, v.controlled[s]),
         h("td", {}, list(v.dealt[s]))));
     }
@@ -63,7 +74,10 @@ window.FamigliaBoard = (function () {
     const over = step.events.find((e) => e.type === "game_over");
     if (v.over && over) winner = h("div", { class: "v-winner" }, "Game over (" + over.ended_by + "): winner ", over.winners.map((w) => ctx.seatLabel(w)));
     root.replaceChildren(h("style", {}, STYLE), status, cards, winner || h("div", { class: "v-winner empty" }, v.over ? "Game over" : "\u00a0"),
-      h("div", { class: "v-scroll" }, seats), h("div", { class: "v-grid" }, districts));
+      h("div", { class: "v-scroll" }, seats), h("div", { class: "v-grid" }, districts),
+      h("p", { class: "v-key muted", "data-testid": "board-key" },
+        h("span", { class: "v-badge" }, "turned"), " the district's protection card came up this round, so its vendetta has been fought; ",
+        h("span", { class: "v-badge now" }, "turned"), " it came up at this decision. An outlined district is one this decision changed."));
   }
 
   function describeAction(action, ctx) {
@@ -93,17 +107,20 @@ window.FamigliaBoard = (function () {
 .v-cards { margin: 0.4rem 0; font-size: 0.9rem; display: grid; gap: 0.15rem; }
 .v-hidden { color: #6b4e00; }
 .v-winner { min-height: 1.6rem; font-weight: 600; display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; }
-.v-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(9.6rem, 46%), 1fr)); gap: 0.45rem; margin: 0.3rem 0 0.8rem; }
+.v-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(9.6rem, 46%), 1fr)); gap: 0.45rem; margin: 0.3rem 0 0.5rem; }
 .v-district { border: 2px solid #d9d9de; border-radius: 8px; padding: 0.3rem 0.45rem; background: #fbfbfc; font-size: 0.85rem; }
 .v-district.shown { background: #eef4ff; }
 .v-district.touched { border-color: #0b57d0; }
 .v-dhead { display: flex; justify-content: space-between; align-items: center; margin-bottom: 0.15rem; }
-.v-badge { font-size: 0.7rem; background: #0b57d0; color: #fff; border-radius: 3px; padding: 0 0.3rem; }
+.v-badge { font-size: 0.7rem; background: #0b57d0; color: #fff; border-radius: 3px; padding: 0 0.3rem; white-space: nowrap; }
 .v-row { display: flex; justify-content: space-between; gap: 0.3rem; line-height: 1.35; }
 .v-row.zero { opacity: 0.45; }
 .v-count { font-weight: 600; min-width: 1.5rem; text-align: right; }
-.v-notes { height: 2.9rem; overflow: hidden; font-size: 0.72rem; color: #333; }
+.v-badge.now { background: #8a1c00; }
+.v-notes { height: calc(3 * 1.25 * 0.72rem); font-size: 0.72rem; line-height: 1.25; color: #333; }
+.v-mark { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .v-mark.m-vendetta, .v-mark.m-raid { color: #8a1c00; font-weight: 600; }
+.v-key { font-size: 0.8rem; margin: 0 0 0.8rem; line-height: 1.6; }
 .v-scroll { overflow-x: auto; }
 .v-seats { font-size: 0.9rem; width: 100%; margin-bottom: 0.5rem; }
 @media (max-width: 820px) { .v-district { font-size: 0.78rem; padding: 0.25rem 0.3rem; } .v-grid { gap: 0.3rem; } }

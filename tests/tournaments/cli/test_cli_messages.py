@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from referee.bots import BotSpecError, load_bot
 from tests.conftest import TEST_BOTS, wait_until_gone
 from tournaments.cli import app
-from tournaments.config import ConfigProblems, parse_tournament
+from tournaments.cli.common import famiglia_command
+from tournaments.config import ConfigProblems, load_tournament, parse_tournament
 
 runner = CliRunner()
 PASSER = str(TEST_BOTS / "passer")
@@ -144,3 +145,22 @@ def test_the_demo_runs_without_node_and_gcc_and_says_so(tmp_path: Path) -> None:
     assert "node and gcc not found; the demo runs without those sample bots" in result.stderr
     assert "random-2" in result.stdout and "greedy" in result.stdout
     assert "24 of 24 games" in result.stdout
+    # The next steps it prints name a tournament file that is there and a command that runs here.
+    tournament_file = tmp_path / "runs" / "demo.toml"
+    assert f"the tournament file: {tournament_file}" in result.stdout
+    assert "python -m tournaments.cli report --db" in result.stdout
+    assert [e.name for e in load_tournament(tournament_file).entrants] == ["greedy", "random", "random-2"]
+
+
+def test_a_hint_names_famiglia_as_it_was_started(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    program = venv_bin / "famiglia"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(program), "demo"])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the quick start: the venv is not on PATH
+    assert famiglia_command() == ".venv/bin/famiglia"
+    monkeypatch.setenv("PATH", f"{venv_bin}:/usr/bin:/bin")  # an activated venv
+    assert famiglia_command() == "famiglia"

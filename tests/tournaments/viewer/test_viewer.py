@@ -12,17 +12,22 @@ from typer.testing import CliRunner
 from tests.tournaments.replay_factory import HOSTILE, records, sicilianos_replay, vendetta_replay
 from tournaments.cli import app
 from tournaments.viewer import build_viewer_data, seat_page, write_viewer
-from tournaments.viewer.templating import script_json
+from tournaments.viewer.templating import script_json, unpack_json
 
 runner = CliRunner()
 
 
 def embedded(page: Path) -> dict[str, object]:
     html = page.read_text()
-    found = re.search(r'<script type="application/json" id="famiglia-replay">(.*?)</script>', html, re.DOTALL)
+    found = re.search(r'<script type="application/gzip-base64" id="famiglia-replay">(.*?)</script>', html, re.DOTALL)
     assert found is not None
-    data: dict[str, object] = json.loads(found.group(1))
+    data: dict[str, object] = unpack_json(found.group(1))
     return data
+
+
+def everything_in(page: Path) -> str:
+    """The page's markup and its data unpacked: what a reader of the file can get at."""
+    return page.read_text() + json.dumps(embedded(page), ensure_ascii=False)
 
 
 def test_script_json_cannot_close_its_script_element_or_open_a_comment() -> None:
@@ -37,6 +42,7 @@ def test_text_from_bots_stays_escaped_in_every_page(tmp_path: Path, make: object
     for page in write_viewer(replay, tmp_path / "g.html"):
         html = page.read_text()
         assert HOSTILE not in html and "<b>bravo</b>" not in html
+        assert HOSTILE in everything_in(page)  # in the packed data, which the page's script draws as text
         assert html.count("<script") == 3  # the data, the board, the player: nothing from a bot
         assert "&lt;b&gt;bravo&lt;/b&gt;" in html  # the seat name, shown as text in the view links
 
@@ -50,7 +56,7 @@ def test_a_seat_page_holds_only_that_seats_hand_log_lines_and_actions(tmp_path: 
     assert isinstance(steps, list)
     assert sorted(steps[-1]["state"]["hands"]) == ["0", "1", "2", "3"]  # the all-seeing page has every hand
     mine = embedded(seat_page(out, 2))
-    html = seat_page(out, 2).read_text()
+    html = everything_in(seat_page(out, 2))
     assert all(list(step["state"]["hands"]) == ["2"] for step in mine["steps"])  # type: ignore[union-attr]
     assert "seat 2 thinks" in html and "seat 0 thinks" not in html and "seat 3 thinks" not in html
     assert "no answer in time" not in html  # seat 1's forfeit reason is its own; seat 2 sees the kind
