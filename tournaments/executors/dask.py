@@ -23,6 +23,11 @@ only maps a tournament onto it:
   recorded as a harness error, saying so.
 - A lost scheduler stops the run (``WorkerFailed``, one line); what was
   recorded stays, and the same command resumes against a scheduler again.
+- Reaching the scheduler (``dask_cluster``): within seconds or not at all,
+  over TLS when Dask's configuration holds the cluster's certificate, with a
+  warning when it is reached in the clear off this machine; a worker running
+  another famiglia than the host (``installed``) is refused in one line, at
+  the start and when it joins later.
 - Answers (the match record and the replay's files) come back to the host,
   which writes the replay files and hands the outcome to ``run_pending``,
   which alone writes the store.
@@ -34,7 +39,6 @@ import contextlib
 import logging
 import math
 import secrets
-import socket
 import sys
 import traceback
 from collections import deque
@@ -42,34 +46,36 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import trio
 from distributed import Client, Future, KilledWorker
-from distributed.comm import parse_address
-from distributed.comm.addressing import parse_host_port
 
 from protocol.untrusted import bounded
 from referee.bot_folder import pack_folder
 from referee.private import make_private_dirs, write_private
 from tournaments.executors.base import STOPS_THE_RUN, GameDone, GameFailed, Report, TournamentWork, WorkerFailed
 from tournaments.executors.bot_packages import ShippedBot, is_folder_bot
+from tournaments.executors.dask_cluster import (
+    DaskUnreachable,
+    WrongFamiglia,
+    check_workers,
+    clear_text_warning,
+    connect_client,
+    print_notice,
+)
 from tournaments.executors.dask_worker import DaskSetup, NoReferee, TournamentPlugin, decode_answers, play_games
+from tournaments.executors.installed import installed_famiglia
 from tournaments.playing import replays_folder
 from tournaments.schedule import ScheduledGame
 
-__all__ = ["DaskExecutor", "DaskUnreachable", "ship_entrants"]
+__all__ = ["DaskExecutor", "DaskUnreachable", "WrongFamiglia", "ship_entrants"]
 
 _REFRESH_S = 2.0  # how often the window follows the cluster's size
 _PROBE_S = 10.0  # how long a scheduler that a failed gather put in doubt has to answer
 _KILLED_WORKER_TRIES = 2  # tasks of a game Dask may give up on before it is recorded as a harness error
 GAMES_PER_TASK = 4
 """Games in one Dask task: fewer round trips through the scheduler per game (bench/distributed.py)."""
-
-
-class DaskUnreachable(ValueError):
-    """The scheduler cannot be reached at the address given."""
 
 
 def ship_entrants(work: TournamentWork) -> tuple[list[ShippedBot], dict[str, bytes]]:
@@ -90,7 +96,7 @@ def ship_entrants(work: TournamentWork) -> tuple[list[ShippedBot], dict[str, byt
 
 
 class DaskExecutor:
-    """Play the games on the cluster whose scheduler is at ``scheduler`` (tcp://HOST:8786)."""
+    """Play the games on the cluster whose scheduler is at ``scheduler`` (tcp://HOST:8786 or tls://HOST:8786)."""
 
     def __init__(
         self,
@@ -99,54 +105,49 @@ class DaskExecutor:
         connect_timeout_s: float = 10.0,
         games_per_task: int = GAMES_PER_TASK,
         task: Callable[[str, list[ScheduledGame]], bytes] = play_games,
+        notice: Callable[[str], None] = print_notice,
     ) -> None:
         self.scheduler = scheduler
         self.connect_timeout_s = connect_timeout_s
         self.games_per_task = games_per_task
         self.task = task
         """What each Dask task runs: ``play_games``, or bench/distributed.py's synthetic games."""
+        self.notice = notice
+        """Where lines for the host's user go while it plays (waiting for workers, a scheduler reached in the clear)."""
+        self._warned = False
 
     async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
         # The client's own log lines (reconnecting, closing) would cut through the progress display.
         _quiet_dask_logs()
         entrants, packages = await trio.to_thread.run_sync(ship_entrants, work)
-        setup = msgspec.msgpack.encode(DaskSetup(work=work, entrants=entrants))
+        famiglia = await trio.to_thread.run_sync(installed_famiglia)
+        setup = msgspec.msgpack.encode(DaskSetup(work=work, entrants=entrants, famiglia=famiglia))
         client = await trio.to_thread.run_sync(self._connect)
         plugin = f"famiglia-{work.tournament}"
         futures: dict[str, Future] = {}
         try:
-            answers = await trio.to_thread.run_sync(
-                partial(client.register_plugin, TournamentPlugin(setup, packages), name=plugin)
-            )
-            _check_setup(answers)
+            await trio.to_thread.run_sync(check_workers, client, famiglia)
+            await trio.to_thread.run_sync(_register, client, TournamentPlugin(setup, packages), plugin)
             await _Run(client, self, plugin, work, report, futures).play(games)
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(_close, client, plugin, list(futures.values()))
 
     def check_reachable(self) -> None:
-        """DaskUnreachable at once when nothing listens at the scheduler's address (before a store is touched)."""
+        """Before a store is touched: DaskUnreachable within seconds when the scheduler does not answer,
+        WrongFamiglia when one of its workers runs another famiglia than this host."""
+        _quiet_dask_logs()
+        client = self._connect()
         try:
-            _probe(self.scheduler, self.connect_timeout_s)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise DaskUnreachable(
-                f"cannot reach the Dask scheduler at {self.scheduler} ({exc}); start one with `dask scheduler` "
-                "and give its address (tcp://HOST:8786)"
-            ) from None
+            check_workers(client)
+        finally:
+            _close(client, "", [])
 
     def _connect(self) -> Client:
-        try:
-            _probe(self.scheduler, self.connect_timeout_s)
-            # direct_to_workers: answers come from the workers, not through the
-            # scheduler (which would pass every replay on). The host runs where
-            # the scheduler runs, so it reaches the workers at the addresses the
-            # scheduler does.
-            return Client(self.scheduler, timeout=self.connect_timeout_s, set_as_default=False, direct_to_workers=True)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise DaskUnreachable(
-                f"cannot reach the Dask scheduler at {self.scheduler} ({exc}); start one with `dask scheduler` "
-                "and give its address (tcp://HOST:8786)"
-            ) from None
+        if not self._warned and (warning := clear_text_warning(self.scheduler)) is not None:
+            self.notice(warning)
+        self._warned = True
+        return connect_client(self.scheduler, self.connect_timeout_s)
 
 
 def _quiet_dask_logs() -> None:
@@ -157,22 +158,19 @@ def _quiet_dask_logs() -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _probe(address: str, timeout_s: float) -> None:
-    """For a tcp:// address, OSError at once when nothing listens there (Dask's client would retry until its timeout)."""
-    protocol, location = parse_address(address)
-    if protocol != "tcp":
-        return
-    host, port = parse_host_port(location)
-    socket.create_connection((host, port), timeout=timeout_s).close()
+def _register(client: Client, plugin: TournamentPlugin, name: str) -> None:
+    """Register the tournament's plugin; a worker whose setup failed stops the run in one line naming it.
 
-
-def _check_setup(answers: Any) -> None:
-    """WorkerFailed naming the first worker whose referee could not start."""
-    if not isinstance(answers, dict):
-        return
-    for address, answer in answers.items():
-        if isinstance(answer, dict) and answer.get("status") == "error":
-            raise WorkerFailed(f"Dask worker {address} could not set up its referee: {answer.get('exception')}")
+    Dask raises the first failed setup's own exception on the host (the
+    plugin's setup names its worker): another famiglia is the user's to fix
+    (WrongFamiglia), anything else is a fault of that worker.
+    """
+    try:
+        client.register_plugin(plugin, name=name)
+    except (WrongFamiglia, OSError, CancelledError, TimeoutError):
+        raise
+    except Exception as exc:  # noqa: BLE001  # whatever failed on a worker arrives here as itself
+        raise WorkerFailed(" ".join(str(exc).split()) or type(exc).__name__) from None
 
 
 def _close(client: Client, plugin: str, unfinished: list[Future]) -> None:
@@ -182,7 +180,8 @@ def _close(client: Client, plugin: str, unfinished: list[Future]) -> None:
         with contextlib.suppress(Exception):
             if unfinished:
                 client.cancel(unfinished)
-            client.unregister_worker_plugin(plugin)
+            if plugin:
+                client.unregister_worker_plugin(plugin)
     with contextlib.suppress(Exception):
         client.close(timeout=10 if client.status == "running" else 2)
 
@@ -202,6 +201,7 @@ class _Run:
         self.client = client
         self.scheduler = executor.scheduler
         self.task = executor.task
+        self.notice = executor.notice
         self.games_per_task = max(1, executor.games_per_task)
         self.plugin = plugin
         self.work = work
@@ -292,13 +292,24 @@ class _Run:
         future.add_done_callback(self.on_done)
 
     async def _follow_cluster_size(self) -> None:
-        """Keep about two tasks per worker thread in flight, as workers join and leave."""
+        """Keep about two tasks per worker thread in flight, as workers join and leave; say when there are none."""
+        waiting = False
         while True:
             try:
-                threads = sum((await trio.to_thread.run_sync(self.client.nthreads)).values())
+                workers = await trio.to_thread.run_sync(self.client.nthreads)
             except (OSError, CancelledError, TimeoutError):
                 raise self._lost() from None
+            threads = sum(workers.values())
             self.window.total_tokens = max(2, self.work.concurrency, 2 * threads)
+            # Without workers the display would sit at 0 games/s with no reason given.
+            if not workers and not waiting:
+                self.notice(
+                    f"waiting for workers: the Dask scheduler at {self.scheduler} has none; start them on each "
+                    f"worker machine with: famiglia worker start {self.scheduler}"
+                )
+            elif workers and waiting:
+                self.notice(f"{len(workers)} Dask worker{'s' if len(workers) != 1 else ''} joined: playing")
+            waiting = not workers
             await trio.sleep(_REFRESH_S)
 
     async def _answers(self, batch: list[Future]) -> None:
@@ -366,6 +377,13 @@ class _Run:
         self._forget(future)
         if isinstance(exc, NoReferee):
             raise WorkerFailed(str(exc))
+        if isinstance(exc, ImportError):
+            # A game's own errors come back as its answer: a task that cannot
+            # even be loaded ran on a worker that joined without famiglia.
+            raise WorkerFailed(
+                f"a Dask worker cannot load this host's famiglia ({type(exc).__name__}: {exc}): install the host's "
+                "wheel there (famiglia worker wheel; docs/distributed.md) and restart the worker"
+            )
         if isinstance(exc, STOPS_THE_RUN):
             raise WorkerFailed(f"a Dask worker failed games {_indexes(games)}: {type(exc).__name__}: {exc}")
         if isinstance(exc, KilledWorker):

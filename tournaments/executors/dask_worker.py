@@ -31,6 +31,7 @@ from referee.errors import BotCrashed, BotError
 from referee.seats import WarmPool, open_pool
 from tournaments.executors.base import GameDone, GameFailed, TournamentWork, harness_failure
 from tournaments.executors.bot_packages import ShippedBot, ready_on_worker
+from tournaments.executors.installed import InstalledFamiglia, WrongFamiglia, famiglia_problem, installed_famiglia
 from tournaments.playing import play_scheduled, replay_path
 from tournaments.schedule import ScheduledGame
 
@@ -42,6 +43,8 @@ class DaskSetup(msgspec.Struct, frozen=True, kw_only=True):
 
     work: TournamentWork
     entrants: list[ShippedBot]
+    famiglia: InstalledFamiglia | None = None
+    """The host's famiglia: a worker running other files refuses to referee (its rules, its records may differ)."""
 
 
 class DaskAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -181,8 +184,16 @@ class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is no
         self.encoded_setup = setup
         self.packages = packages
         self.referee: WorkerReferee | None = None
+        self.refused = ""
+        """Why this worker will not referee the tournament (another famiglia than the host's), for its tasks to say."""
 
     def setup(self, worker: object) -> None:
+        address = str(getattr(worker, "address", "?"))
+        setup = msgspec.msgpack.decode(self.encoded_setup, type=DaskSetup)
+        # A worker that joins after the host checked the cluster is checked here.
+        if setup.famiglia is not None and (problem := famiglia_problem(setup.famiglia, installed_famiglia())):
+            self.refused = f"Dask worker {address} {problem}"
+            raise WrongFamiglia(self.refused)
         # Dask's statistical profiler samples every thread's stack every 10 ms,
         # the referee's included, and holds the GIL while it does: refereeing
         # ran about 40% slower with it (bench/distributed.py). A worker that
@@ -191,9 +202,14 @@ class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is no
         for name in ("profile", "profile-cycle"):
             if name in callbacks:
                 callbacks[name].stop()
-        address = str(getattr(worker, "address", "?"))
-        self.referee = WorkerReferee(msgspec.msgpack.decode(self.encoded_setup, type=DaskSetup), self.packages, address)
-        self.referee.start()
+        try:
+            self.referee = WorkerReferee(setup, self.packages, address)
+            self.referee.start()
+        except Exception as exc:
+            # Dask hands the host this exception, not the worker it came from: name it here.
+            raise RuntimeError(
+                f"Dask worker {address} could not set up its referee: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def teardown(self, worker: object) -> None:
         if self.referee is not None:
@@ -210,6 +226,8 @@ def play_games(plugin: str, games: list[ScheduledGame]) -> bytes:
     """
     worker = get_worker()
     registered = worker.plugins.get(plugin)
+    if isinstance(registered, TournamentPlugin) and registered.refused:
+        raise NoReferee(registered.refused)
     if not isinstance(registered, TournamentPlugin) or registered.referee is None:
         raise NoReferee(
             f"Dask worker {worker.address} has no famiglia referee for {plugin!r} (its setup failed; see its log)"

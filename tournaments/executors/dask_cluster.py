@@ -1,0 +1,154 @@
+"""Reaching a Dask cluster from the host: the address, its security, and the famiglia its workers run.
+
+Whoever reaches a plain (tcp://) Dask scheduler can run any code on its
+workers, which run as root to give bots uids of their own. Dask's answer is
+TLS with certificates: a ``tls://`` scheduler accepts only peers holding a
+certificate signed by the cluster's CA. The host takes its certificate from
+Dask's own configuration (``distributed.comm.tls.*``, for example the
+``DASK_DISTRIBUTED__COMM__TLS__...`` environment variables), as every Dask
+client does, and warns when it reaches a scheduler off this machine in the
+clear.
+
+Dask's ``connect`` bounds the TCP connection but not the handshake after it,
+so a port that accepts and never answers would hold a client for ever: the
+host shakes hands itself, under its own deadline, before it makes a client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import sys
+from typing import Any
+
+from distributed import Client
+from distributed.comm import connect, parse_address
+from distributed.comm.addressing import parse_host_port
+from distributed.security import Security
+
+from tournaments.executors.installed import InstalledFamiglia, WrongFamiglia, famiglia_problem, installed_famiglia
+
+__all__ = [
+    "DaskUnreachable",
+    "WrongFamiglia",
+    "check_workers",
+    "clear_text_warning",
+    "connect_client",
+    "print_notice",
+    "security_for",
+]
+
+_TLS_VARIABLES = (
+    "DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT and "
+    "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"
+)
+
+
+class DaskUnreachable(ValueError):
+    """The scheduler cannot be reached (or not safely) at the address given."""
+
+
+def print_notice(line: str) -> None:
+    """Where the executor's notices go by default: one line on stderr (Rich's live display prints it above itself)."""
+    print(f"famiglia: {line}", file=sys.stderr, flush=True)
+
+
+def security_for(address: str) -> Security:
+    """Dask's security settings from its configuration; DaskUnreachable when a tls:// address has no certificate."""
+    security = Security()
+    protocol, _ = parse_address(address)
+    if protocol == "tls" and not (security.tls_ca_file and security.tls_client_cert):
+        raise DaskUnreachable(
+            f"the Dask scheduler at {address} needs this host's certificate of the cluster: set {_TLS_VARIABLES} "
+            "(docs/distributed.md, Security)"
+        )
+    return security
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(found) and all(ipaddress.ip_address(str(entry[4][0])).is_loopback for entry in found)
+
+
+def clear_text_warning(address: str) -> str | None:
+    """The warning for a scheduler reached without TLS off this machine, or None."""
+    protocol, location = parse_address(address)
+    if protocol != "tcp":
+        return None
+    host, _ = parse_host_port(location)
+    if _is_loopback(host):
+        return None
+    return (
+        f"warning: the Dask scheduler at {address} is reached in the clear: whoever reaches it can run any code "
+        "on its workers (root on their machines); use a tls:// scheduler with certificates (docs/distributed.md, Security)"
+    )
+
+
+def _probe(address: str, timeout_s: float) -> None:
+    """OSError at once when nothing listens at a tcp:// or tls:// address (Dask's connect would retry until its timeout)."""
+    protocol, location = parse_address(address)
+    if protocol not in ("tcp", "tls"):
+        return
+    host, port = parse_host_port(location)
+    socket.create_connection((host, port), timeout=timeout_s).close()
+
+
+def _handshake(address: str, security: Security, timeout_s: float) -> None:
+    """Shake hands with the scheduler as Dask's client would, all of it within ``timeout_s``."""
+
+    async def shake() -> None:
+        comm = await connect(address, timeout=timeout_s, **security.get_connection_args("client"))
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(shake(), timeout_s))
+    except TimeoutError:
+        protocol, _ = parse_address(address)
+        hint = "; a scheduler started with --tls-* certificates is reached at tls://" if protocol == "tcp" else ""
+        raise TimeoutError(f"no Dask answer within {timeout_s:g} s{hint}") from None
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001  # any reply that is not Dask's, however it fails to parse
+        # Something else listens there (a web server, another service): its
+        # bytes read as a Dask frame can ask for any size of buffer.
+        raise OSError(f"what answered is not a Dask scheduler: {type(exc).__name__}") from None
+
+
+def connect_client(address: str, timeout_s: float) -> Client:
+    """A client of the scheduler at ``address``; DaskUnreachable within about ``timeout_s`` if it does not answer."""
+    security = security_for(address)
+    try:
+        _probe(address, timeout_s)
+        _handshake(address, security, timeout_s)
+        # direct_to_workers: answers come from the workers, not through the
+        # scheduler (which would pass every replay on). The host runs where
+        # the scheduler runs, so it reaches the workers at the addresses the
+        # scheduler does.
+        return Client(address, timeout=timeout_s, security=security, set_as_default=False, direct_to_workers=True)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise DaskUnreachable(
+            f"cannot reach the Dask scheduler at {address} ({_one_line(exc)}); start one with `dask scheduler` "
+            "and give its address (tcp://HOST:8786, or tls://HOST:8786 with certificates)"
+        ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def check_workers(client: Client, expected: InstalledFamiglia | None = None) -> None:
+    """WrongFamiglia naming the first worker whose famiglia is not the host's (or that has none)."""
+    host = expected if expected is not None else installed_famiglia()
+    answers: dict[str, Any] = client.run(installed_famiglia, on_error="return")
+    for address, answer in sorted(answers.items()):
+        problem = famiglia_problem(host, answer)
+        if problem is not None:
+            raise WrongFamiglia(f"Dask worker {address} {problem}")
