@@ -120,6 +120,22 @@ BLOCKS: dict[str, Check] = {
         before="famiglia tournament run club.toml",
         files={"club.toml": "README.md#Describe a tournament in a TOML file"},
     ),
+    # README.md and docs/ladder.md: the ladder
+    "famiglia ladder init club-ladder.toml": Check(
+        expect=("wrote club-ladder.toml", "registered alice", "serving 'club ladder' on http://127.0.0.1:"),
+        slow=True,
+        replace=(
+            (
+                "famiglia ladder serve club-ladder.toml --host 0.0.0.0 --port 8000",
+                "timeout -s INT 15 famiglia ladder serve club-ladder.toml --port 0 || test $? = 124",
+            ),
+        ),
+    ),
+    "famiglia ladder submit ./mybot": Check(
+        expect=(),
+        skip="needs a running ladder and an entrant's token; tests/ladder/test_serve.py submits the sample bots "
+        "through this command to a real famiglia ladder serve",
+    ),
     # docs/viewer.md
     "famiglia play sicilianos sample_bots/sicilianos_py sample_bots/random_py sample_bots/sicilianos_py": Check(
         expect=("game.html", "web/g.html")
@@ -179,6 +195,24 @@ BLOCKS: dict[str, Check] = {
         expect=("greedy_py",)
     ),
     "cd sample_bots/random_py": Check(expect=('"type":"action","id":3',)),
+    # docs/distributed.md
+    "famiglia worker wheel --out dist": Check(
+        expect=("wrote dist/famiglia-", "on each worker machine: python3 -m pip")
+    ),
+    "python3 -m pip install './famiglia-": Check(
+        expect=("Would install famiglia-",),
+        before="famiglia worker wheel --out dist",
+        replace=(("pip install './famiglia-", "pip install --dry-run --no-deps --no-index './dist/famiglia-"),),
+    ),
+    "openssl req -x509": Check(expect=(), tools=("openssl",)),
+    "dask scheduler --host 127.0.0.1 --port 8786": Check(
+        expect=("'trial': 6 games", "trial (vendetta): 6 of 6 games"),
+        slow=True,
+        tools=("openssl",),
+        before="openssl req -x509",
+        files={"trial.toml": "docs/distributed.md#Try it on one machine"},
+        replace=(("--port 8786", "--port 18786"), ("127.0.0.1:8786", "127.0.0.1:18786")),
+    ),
 }
 
 REASONS = {
@@ -187,7 +221,12 @@ REASONS = {
     "python -m pytest": "running the test suite inside the test suite would recurse",
     "--seeds 3": "the strength benchmark's 200 deals take minutes; 3 deals show it runs",
     "sample_bots/random_py": "./mybot and mybot.py stand for the reader's own bot; a sample bot stands in",
+    "timeout -s INT": "a ladder server runs until it is stopped: here Ctrl-C's signal stops it after 15 s, "
+    "listening on a free port of 127.0.0.1 instead of 8000 on every address",
     "session.jsonl": "the sample session goes into the temporary folder, not the machine's /tmp",
+    "--dry-run": "a worker's install fetches famiglia's dependencies from the package index; a dry run without "
+    "them checks the wheel and the command line",
+    "18786": "Dask's default port may be held on the test machine by another cluster",
 }
 
 

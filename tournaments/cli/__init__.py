@@ -16,7 +16,8 @@ from typing import Annotated
 
 import typer
 
-from tournaments.cli import replay, tournament
+from ladder.cli import app as ladder_app
+from tournaments.cli import replay, tournament, worker
 from tournaments.cli.check_bot import check_bot_command
 from tournaments.cli.common import OneLineErrors
 from tournaments.cli.play import play
@@ -68,10 +69,12 @@ app.command()(tournament.demo)
 app.command("check-bot")(check_bot_command)
 app.add_typer(tournament.app, name="tournament")
 app.add_typer(replay.app, name="replay")
+app.add_typer(worker.app, name="worker")
 app.command("standings")(standings_command)
 app.command("crosstable")(crosstable_command)
 app.command("games")(games_command)
 app.command("report")(report_command)
+app.add_typer(ladder_app, name="ladder")
 
 
 def main() -> None:

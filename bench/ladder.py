@@ -1,0 +1,161 @@
+"""The ladder server: games per hour it sustains, and page latency under many readers.
+
+Usage: python bench/ladder.py [--seconds N] [--readers N] [--concurrency N] [--sandbox LEVEL]
+
+A ladder of four entrants (random_py, greedy_py and c_bot when gcc is
+there, random_py again otherwise, and random_py once more as a fourth) at
+3-seat Vendetta tables is started with ``famiglia ladder serve`` as a
+user would (its own process, on 127.0.0.1), each entrant submits its bot
+with ``famiglia ladder submit``, and once all four versions are active:
+
+1. games: the finished games are counted over ``--seconds`` of play
+   (default 60), with nobody reading pages: games per hour.
+2. pages: ``--readers`` (default 50) concurrent clients each fetch the
+   leaderboard, ``/api/standings`` and an entrant page in a loop for
+   ``--seconds`` / 2 while the games go on; the latency of every request
+   (median, 95th percentile, worst) and how many games were played meanwhile.
+
+The last line is
+``ladder: <games_per_hour> games/h, pages p50 <ms> ms p95 <ms> ms under <readers> readers``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_BOTS = ROOT / "sample_bots"
+
+
+def positive(kind: type, what: str, top: float) -> object:
+    def parse(text: str) -> object:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not 0 < value <= top:
+            raise argparse.ArgumentTypeError(f"{text!r}: the {what} must be more than 0 and at most {top:g}")
+        return value
+
+    return parse
+
+
+def famiglia(*args: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "tournaments.cli", *args],
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        sys.exit(f"famiglia {' '.join(args)} failed: {done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def done_games(db: Path) -> int:
+    with sqlite3.connect(db) as connection:
+        return int(connection.execute("SELECT COUNT(*) FROM game WHERE state = 'done'").fetchone()[0])
+
+
+def active_versions(db: Path) -> int:
+    with sqlite3.connect(db) as connection:
+        return int(connection.execute("SELECT COUNT(*) FROM version WHERE state = 'active'").fetchone()[0])
+
+
+async def read_pages(url: str, readers: int, seconds: float) -> list[float]:
+    import httpx
+    import trio
+
+    latencies: list[float] = []
+    paths = ["/", "/api/standings", "/entrants/e1"]
+
+    async def reader(client: httpx.AsyncClient, offset: int) -> None:
+        i = offset
+        while True:
+            began = time.perf_counter()
+            answer = await client.get(paths[i % len(paths)])
+            answer.raise_for_status()
+            latencies.append((time.perf_counter() - began) * 1000)
+            i += 1
+
+    limits = httpx.Limits(max_connections=readers, max_keepalive_connections=readers)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+        with trio.move_on_after(seconds):
+            async with trio.open_nursery() as nursery:
+                for offset in range(readers):
+                    nursery.start_soon(reader, client, offset)
+    return latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=positive(float, "time to measure", 3600), default=60.0)
+    parser.add_argument("--readers", type=positive(int, "number of readers", 1000), default=50)
+    parser.add_argument("--concurrency", type=positive(int, "number of games at once", 64), default=2)
+    parser.add_argument("--sandbox", choices=("none", "standard", "strict"), default="none")
+    options = parser.parse_args()
+
+    import trio
+
+    bots = ["random_py", "greedy_py", "c_bot" if shutil.which("gcc") else "random_py", "random_py"]
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
+        ladder = folder / "bench.toml"
+        ladder.write_text(
+            f'[ladder]\nname = "bench"\ngame = "vendetta"\ntable_sizes = [3]\nconcurrency = {options.concurrency}\n'
+            f'[ladder.sandbox]\nlevel = "{options.sandbox}"\n[ladder.submissions]\nper_hour = 100\n',
+            encoding="utf-8",
+        )
+        tokens = [famiglia("ladder", "add-entrant", str(ladder), f"e{i}", cwd=folder).split()[-1] for i in range(4)]
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tournaments.cli", "ladder", "serve", str(ladder), "--port", "0"],
+            cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )  # fmt: skip
+        try:
+            assert server.stdout is not None
+            found = re.search(r"on (http://\S+)", server.stdout.readline())
+            if found is None:
+                sys.exit("the ladder server did not start")
+            url = found.group(1)
+            for token, bot in zip(tokens, bots, strict=True):
+                famiglia("ladder", "submit", str(SAMPLE_BOTS / bot), "--server", url, "--token", token, cwd=folder)
+            db = ladder.with_suffix(".sqlite")
+            while active_versions(db) < 4:
+                time.sleep(0.2)
+            first, began = done_games(db), time.monotonic()
+            time.sleep(options.seconds)
+            played, elapsed = done_games(db) - first, time.monotonic() - began
+            per_hour = played / elapsed * 3600
+            print(f"games: {played} in {elapsed:.1f} s at concurrency {options.concurrency}: {per_hour:.0f} games/h")
+            before = done_games(db)
+            latencies = trio.run(read_pages, url, options.readers, options.seconds / 2)
+            during = done_games(db) - before
+            p50 = statistics.median(latencies)
+            p95 = statistics.quantiles(latencies, n=20)[-1]
+            print(
+                f"pages: {len(latencies)} requests from {options.readers} readers in {options.seconds / 2:.1f} s: "
+                f"median {p50:.1f} ms, p95 {p95:.1f} ms, worst {max(latencies):.1f} ms; {during} games meanwhile"
+            )
+            print(
+                f"ladder: {per_hour:.0f} games/h, pages p50 {p50:.0f} ms p95 {p95:.0f} ms under {options.readers} readers"
+            )
+        finally:
+            os.killpg(server.pid, signal.SIGINT)
+            server.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()

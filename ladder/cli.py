@@ -1,0 +1,217 @@
+"""``famiglia ladder``: init, add-entrant, serve, submit, and the host's pause, resume, retire, requeue (docs/ladder.md).
+
+Only Typer and the shared CLI helpers are imported at the top: the server
+(Starlette, Hypercorn, Trio), the client (httpx) and the store come in with
+the command that uses them, so ``famiglia`` starts as fast as before.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from tournaments.cli.common import QuickHelp, console, exit_on_interrupt, fail, shown, user_errors
+
+if TYPE_CHECKING:
+    from ladder.store import LadderStore
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Host a competition: a server that takes bot submissions and plays them without end.",
+    no_args_is_help=True,
+    cls=QuickHelp,
+)
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+
+
+@app.command("init")
+def init_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file to write (it must not exist)")],
+) -> None:
+    """Write a commented example ladder file to edit."""
+    from ladder.config import EXAMPLE
+
+    if ladder.exists():
+        fail(f"{ladder} exists already; choose another name (nothing is overwritten)")
+    with user_errors():
+        ladder.write_text(EXAMPLE.format(file=ladder.name, stem=ladder.stem), encoding="utf-8")
+    console.print(
+        f"wrote {shown(str(ladder))}; edit it, then: famiglia ladder add-entrant {shown(str(ladder))} NAME",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command("add-entrant")
+def add_entrant_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    name: Annotated[str, typer.Argument(help="the entrant's name: letters, digits, _ . -; at most 40")],
+) -> None:
+    """Register an entrant and print its secret token, once: the ladder keeps only its hash."""
+    from ladder.config import LadderPaths, load_ladder
+    from ladder.store import LadderStore, new_token
+
+    if not _NAME.fullmatch(name):
+        fail(f"{name!r}: a name is 1 to 40 letters, digits, '_', '.' or '-', starting with a letter or digit")
+    with user_errors():
+        load_ladder(ladder)
+        store = LadderStore(LadderPaths.beside(ladder).db)
+        token = new_token()
+        store.add_entrant(name, token)
+        store.close()
+    console.print(f"registered {name}; its token (shown only now, give it to the entrant):", highlight=False)
+    typer.echo(token)
+
+
+@app.command("serve")
+def serve_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    host: Annotated[str, typer.Option(help="the address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="the port (0: any free one, printed)", min=0, max=65535)] = 8000,
+    stop_after: Annotated[
+        int | None, typer.Option(help="stop after this many games (trials and benchmarks); default: never", min=1)
+    ] = None,
+) -> None:
+    """Run the ladder: the web pages, the API and the match loop, until Ctrl-C.
+
+    Games are played in this process (no --executor dask for ladders yet; docs/ladder.md).
+    """
+    import trio
+
+    from ladder.config import LadderPaths, load_ladder
+    from ladder.serve import serve_ladder
+
+    with user_errors():
+        config = load_ladder(ladder)
+        paths = LadderPaths.beside(ladder)
+
+    def announce(line: str) -> None:
+        console.print(shown(line), highlight=False, soft_wrap=True)
+
+    with exit_on_interrupt("stopped: games in play are played again at the next start"), user_errors():
+        played = trio.run(
+            lambda: serve_ladder(config, paths, host=host, port=port, stop_after=stop_after, announce=announce)
+        )
+    console.print(f"stopped after {played} games", highlight=False)
+
+
+@app.command("submit")
+def submit_command(
+    folder: Annotated[Path, typer.Argument(help="the bot's folder (with bot.toml)")],
+    server: Annotated[str, typer.Option(help="the ladder's address, http://HOST:PORT")],
+    token: Annotated[str, typer.Option(help="your entrant token", envvar="FAMIGLIA_LADDER_TOKEN")],
+) -> None:
+    """Upload a new version of your bot; the ladder builds and checks it before it plays."""
+    from ladder.client import submit_folder
+
+    with user_errors():
+        answer = submit_folder(server, token, folder)
+    page = server.rstrip("/") + str(answer.get("page", ""))
+    console.print(
+        f"submitted version {shown(str(answer.get('version')))} of {shown(str(answer.get('entrant')))}: "
+        f"{shown(str(answer.get('state')))}; it plays once check-bot passes it; see {shown(page)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command("challenge")
+def challenge_command(
+    opponents: Annotated[list[str], typer.Argument(help="the entrants to play against")],
+    server: Annotated[str, typer.Option(help="the ladder's address, http://HOST:PORT")],
+    token: Annotated[str, typer.Option(help="your entrant token", envvar="FAMIGLIA_LADDER_TOKEN")],
+) -> None:
+    """Ask for a game of your active version against chosen opponents, played in every seating of one deal."""
+    from ladder.client import ask_challenge
+
+    with user_errors():
+        answer = ask_challenge(server, token, opponents)
+    console.print(
+        f"queued {shown(str(answer.get('games')))} games against {shown(', '.join(opponents))}; they play "
+        "before the ladder's own",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _store(ladder: Path) -> LadderStore:
+    from ladder.config import LadderPaths, load_ladder
+    from ladder.store import LadderStore
+
+    load_ladder(ladder)
+    db = LadderPaths.beside(ladder).db
+    if not db.is_file():
+        raise ValueError(f"{ladder}: no ladder store beside it yet ({db.name}); add an entrant or serve it first")
+    return LadderStore(db)
+
+
+@app.command("pause")
+def pause_command(ladder: Annotated[Path, typer.Argument(help="the ladder file")]) -> None:
+    """Deal no new games (games in play finish); submissions are still taken and checked."""
+    with user_errors():
+        _store(ladder).set_paused(True)
+    console.print("paused: no new games until famiglia ladder resume", highlight=False)
+
+
+@app.command("resume")
+def resume_command(ladder: Annotated[Path, typer.Argument(help="the ladder file")]) -> None:
+    """Deal games again after a pause."""
+    with user_errors():
+        _store(ladder).set_paused(False)
+    console.print("resumed: games are dealt again", highlight=False)
+
+
+@app.command("retire")
+def retire_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    name: Annotated[str, typer.Argument(help="the entrant")],
+) -> None:
+    """Take an entrant's active version off the ladder; its games stay, a new submission plays again."""
+    with user_errors():
+        number = _store(ladder).retire(name)
+    console.print(f"retired version {number} of {shown(name)}", highlight=False)
+
+
+@app.command("requeue")
+def requeue_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    game: Annotated[int, typer.Argument(help="the game's number", min=1)],
+) -> None:
+    """Play again a game the harness failed to referee."""
+    with user_errors():
+        _store(ladder).requeue(game)
+    console.print(f"game {game} is queued to be played again", highlight=False)
+
+
+@app.command("standings")
+def standings_command(ladder: Annotated[Path, typer.Argument(help="the ladder file")]) -> None:
+    """Every version that played, by the Plackett-Luce fit with 95% intervals (as famiglia standings rates)."""
+    from rich.table import Table
+
+    from ladder.views import fit_standings
+
+    with user_errors():
+        store = _store(ladder)
+        rows = fit_standings(store.games(limit=-1), store.versions())
+    if not rows:
+        console.print("no games played yet", highlight=False)
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("#", "entrant", "version", "state", "rating", "95% interval", "games"):
+        table.add_column(column, justify="left" if column in ("entrant", "state") else "right")
+    for row in rows:
+        table.add_row(
+            str(row.place),
+            shown(row.entrant),
+            str(row.version),
+            row.state,
+            f"{row.rating:.0f}",
+            f"{row.lower:.0f} to {row.upper:.0f}",
+            str(row.games),
+        )
+    console.print(table)

@@ -1,0 +1,160 @@
+"""A ladder's TOML file: what is played, how, and the bounds on submissions; where its files live.
+
+Everything a ladder writes sits beside its file, named after it: ``club.toml``
+keeps its store in ``club.sqlite`` and its replays, uploads and unpacked bots
+in ``club-data/``. So a ladder is moved or backed up as one folder.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+import msgspec
+
+from tournaments.settings import SandboxSection, TimeSection
+
+__all__ = [
+    "EXAMPLE",
+    "ChallengeSection",
+    "LadderConfig",
+    "LadderPaths",
+    "RatingSection",
+    "SubmissionSection",
+    "load_ladder",
+]
+
+
+class SubmissionSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ladder.submissions]``: the bounds every upload is held to."""
+
+    max_bytes: Annotated[int, msgspec.Meta(ge=1024, le=256 << 20)] = 8 << 20
+    max_files: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 2000
+    max_unpacked_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 30)] = 64 << 20
+    per_hour: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 6
+
+
+class ChallengeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ladder.challenges]``: games an entrant asks for against chosen opponents."""
+
+    per_hour: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 2
+    """Tables each entrant may ask for per hour (each played in all its seatings); 0 turns challenges off."""
+
+
+class RatingSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ladder.rating]``: the OpenSkill prior every new version starts from."""
+
+    prior_mu: float = 25.0
+    prior_sigma: Annotated[float, msgspec.Meta(gt=0)] = 25.0 / 3
+
+
+class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ladder]``: the whole ladder."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    game: str = "vendetta"
+    variants: dict[str, str] = {}
+    table_sizes: Annotated[list[Annotated[int, msgspec.Meta(ge=2, le=6)]], msgspec.Meta(min_length=1)] = msgspec.field(
+        default_factory=lambda: [3]
+    )
+    concurrency: Annotated[int, msgspec.Meta(ge=1, le=256)] = 2
+    illegal_action: Literal["forfeit", "pass"] = "forfeit"
+    time: TimeSection = TimeSection()
+    sandbox: SandboxSection = SandboxSection()
+    submissions: SubmissionSection = SubmissionSection()
+    challenges: ChallengeSection = ChallengeSection()
+    rating: RatingSection = RatingSection()
+
+
+class _File(msgspec.Struct, forbid_unknown_fields=True):
+    ladder: LadderConfig
+
+
+class LadderPaths(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a ladder's files are: all beside its TOML file."""
+
+    config: Path
+    db: Path
+    data: Path
+
+    @classmethod
+    def beside(cls, config: Path) -> LadderPaths:
+        config = config.resolve()
+        return cls(config=config, db=config.with_suffix(".sqlite"), data=config.with_name(config.stem + "-data"))
+
+    @property
+    def replays(self) -> Path:
+        return self.data / "replays"
+
+    @property
+    def uploads(self) -> Path:
+        return self.data / "uploads"
+
+    @property
+    def bots(self) -> Path:
+        return self.data / "bots"
+
+
+def load_ladder(path: Path) -> LadderConfig:
+    """The ladder described by ``path``; ValueError with one line saying what to fix."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file; write one with: famiglia ladder init {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read: {exc}") from None
+    try:
+        config = msgspec.convert(tomllib.loads(text), _File).ladder
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"{path}: {str(exc).replace('$.', '')}") from None
+    # Here and not in the declaration: the game decides what is valid (a plug-in's own variants and sizes).
+    from referee.play import check_table
+
+    for size in config.table_sizes:
+        try:
+            check_table(config.game, config.variants, size)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    return config
+
+
+EXAMPLE = """\
+# A famiglia ladder: entrants submit bots, the server plays them without end.
+# Start it with: famiglia ladder serve {file}
+# Its store ({stem}.sqlite) and its replays, uploads and bots ({stem}-data/)
+# are written beside this file.
+
+[ladder]
+name = "club ladder"
+game = "vendetta"            # vendetta | sicilianos
+table_sizes = [3]            # seats per table; several sizes are played in turn
+concurrency = 2              # games at once
+illegal_action = "forfeit"   # or "pass"
+
+[ladder.variants]            # the game's variants (README.md lists them)
+# round_limit = "30"
+
+[ladder.time]                # each bot's clock, in milliseconds
+startup_ms = 5000
+move_ms = 1000
+bank_ms = 10000
+
+[ladder.sandbox]             # how bots and their builds are contained (docs/sandbox.md)
+level = "standard"           # none | standard | strict
+
+[ladder.submissions]         # bounds on every upload: hostile input
+max_bytes = 8388608          # the packed archive
+max_files = 2000             # entries in it
+max_unpacked_bytes = 67108864
+per_hour = 6                 # submissions per entrant per hour
+
+[ladder.challenges]          # games an entrant asks for against opponents of their choice
+per_hour = 2                 # tables per entrant per hour (0: none)
+
+[ladder.rating]              # the OpenSkill prior of every new version
+prior_mu = 25.0
+prior_sigma = 8.333
+"""

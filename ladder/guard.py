@@ -1,0 +1,77 @@
+"""The web app's door: who a request comes from, how much it may send, how often it may guess.
+
+- ``token_of``: the bearer token of a request (``Authorization: Bearer T``,
+  for scripts) or its login cookie (for the pages); never a query parameter,
+  which would end in logs and browser histories.
+- ``Throttle``: per client address, a window of failed token attempts; past
+  the limit every request with a token is answered 429 until the window
+  moves on, so tokens cannot be guessed at speed.
+- ``read_body``: a request body read up to a bound and no further: an
+  oversized upload is refused after that many bytes, whatever its
+  Content-Length claims.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from starlette.requests import Request
+
+__all__ = ["COOKIE", "BodyTooLarge", "Throttle", "read_body", "token_of"]
+
+COOKIE = "ladder_token"
+
+
+class BodyTooLarge(ValueError):
+    """A request body over the bound."""
+
+
+def token_of(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    cookie = request.cookies.get(COOKIE)
+    return cookie or None
+
+
+class Throttle:
+    """At most ``limit`` failures per client in any ``window_s`` seconds."""
+
+    def __init__(self, limit: int = 20, window_s: float = 60.0) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._failures: dict[str, deque[float]] = {}
+
+    def _recent(self, client: str) -> deque[float]:
+        failures = self._failures.setdefault(client, deque())
+        horizon = time.monotonic() - self.window_s
+        while failures and failures[0] < horizon:
+            failures.popleft()
+        if not failures:
+            del self._failures[client]  # the table holds only clients with recent failures
+            return deque()
+        return failures
+
+    def blocked(self, client: str) -> bool:
+        return len(self._recent(client)) >= self.limit
+
+    def failed(self, client: str) -> None:
+        self._recent(client)
+        self._failures.setdefault(client, deque()).append(time.monotonic())
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The whole body, or BodyTooLarge as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(f"the request body is {declared} bytes; at most {limit} are taken")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(f"the request body is over {limit} bytes; at most {limit} are taken")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,86 @@
+"""A queued submission made ready or turned away: unpack, build, check-bot, verdict.
+
+The upload (already inspected by ``ladder.upload``) goes through the same
+door as every shipped bot: ``referee.build.build_package`` unpacks it into
+the build cache (names and links checked again, set-id bits dropped), runs its
+build command in the sandbox, and makes the copy safe for the bots' uids.
+Then ``tournaments.checkbot`` plays it through every check. Only a version
+that passes them all is accepted; whatever went wrong is its owner's to read
+(the report, and the build's last lines inside the build check's detail).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import msgspec
+import trio
+
+from protocol.untrusted import bounded
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
+from referee.build import build_package, check_sandbox_view
+from referee.private import make_private_dirs, write_private
+from referee.settings import RefereeSettings
+from tournaments.checkbot.checks import Report, check_bot
+
+__all__ = ["Verdict", "check_submission", "ready_bot", "save_upload", "upload_path"]
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    accepted: bool
+    reason: str
+    """One line: why it was rejected, or what it passed."""
+    report: str
+    """The check-bot report as JSON; empty when the bot could not even be built."""
+
+
+def upload_path(uploads: Path, digest: str) -> Path:
+    return uploads / f"{digest}.tar"
+
+
+def save_upload(uploads: Path, digest: str, data: bytes) -> None:
+    """Keep an upload (0600) under its hash before its version is recorded, so a restart finds it."""
+    make_private_dirs(uploads)
+    write_private(upload_path(uploads, digest), data)
+
+
+def ready_bot(uploads: Path, digest: str, name: str, settings: RefereeSettings) -> BotSpec:
+    """The version's bot ready to start (unpacked and built once per machine, in the cache).
+
+    BotBuildFailed or BotSpecError with a one-line reason. Blocking: run it in a thread.
+    """
+    package = upload_path(uploads, digest).read_bytes()
+    folder = build_package(digest, package, name, settings)
+    built = load_bot(str(folder), check_program=False)
+    argv = resolve_program(built.command, folder, name)
+    spec = msgspec.structs.replace(built, name=name, command=argv, cwd=str(folder), build=None)
+    check_sandbox_view(spec, settings)
+    return spec
+
+
+async def check_submission(
+    uploads: Path, digest: str, name: str, game: str, settings: RefereeSettings
+) -> tuple[Verdict, BotSpec | None]:
+    """Build and check one upload; the verdict, and the bot ready to play when it was accepted."""
+    try:
+        spec = await trio.to_thread.run_sync(ready_bot, uploads, digest, name, settings)
+    except (BotBuildFailed, BotSpecError) as exc:
+        return Verdict(accepted=False, reason=f"build: {bounded(str(exc))}", report=""), None
+    # A Trio run of its own in a worker thread: check-bot's seeded position search is plain Python
+    # that would hold the server's Trio thread for seconds; in a thread the web app keeps answering.
+    # Abandoned on cancel (a server stopping): the check's bots then end with their closed pipes.
+    report = await trio.to_thread.run_sync(
+        lambda: trio.run(partial(check_bot, spec, game, settings)), abandon_on_cancel=True
+    )
+    return _verdict(report), (spec if report.passed else None)
+
+
+def _verdict(report: Report) -> Verdict:
+    encoded = msgspec.json.encode(report).decode()
+    failed = [check for check in report.checks if check.status == "fail"]
+    if not failed:
+        return Verdict(accepted=True, reason=f"passed check-bot ({report.games} games)", report=encoded)
+    first = failed[0]
+    more = f" (and {len(failed) - 1} more failed checks)" if len(failed) > 1 else ""
+    return Verdict(accepted=False, reason=bounded(f"check-bot: {first.name}: {first.detail}{more}"), report=encoded)

@@ -1,0 +1,203 @@
+"""The ladder's engine room: submission intake and the match loop, in one Trio nursery.
+
+``Ladder.run`` starts by making the store whole again after whatever stopped
+the last run: games that were being played go back to pending (their partial
+replays removed) and are played again; submissions that were queued or being
+checked are checked again. Then one task checks submissions, one at a time,
+and ``concurrency`` tasks play games: each takes the oldest pending game, or
+deals a new table (``ladder.matchmaking``) when none is pending.
+
+Everything that touches the store runs on the Trio thread, between awaits, so
+each store call is whole and no two interleave.
+"""
+
+from __future__ import annotations
+
+import random
+import traceback
+from pathlib import Path
+
+import trio
+
+from ladder.config import LadderConfig, LadderPaths
+from ladder.intake import Verdict, check_submission, ready_bot
+from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
+from ladder.store import EntrantRow, LadderStore
+from protocol.untrusted import bounded, terminal_text
+from referee.bots import BotBuildFailed, BotSpec, BotSpecError
+from referee.match import MatchSpec
+from referee.play import play_match
+from referee.private import make_private_dirs
+from referee.settings import RefereeSettings
+from tournaments.settings import referee_settings
+
+__all__ = ["Ladder"]
+
+_IDLE_S = 0.5
+"""How long a player waits before looking again when there is nothing to play (too few active versions)."""
+
+
+class Ladder:
+    """One ladder's store, bots and loops; the web app reads and writes through it."""
+
+    def __init__(self, config: LadderConfig, paths: LadderPaths, *, stop_after: int | None = None) -> None:
+        self.config = config
+        self.paths = paths
+        self.store = LadderStore(paths.db)
+        self.settings: RefereeSettings = referee_settings(config.time, config.sandbox, config.illegal_action)
+        self.bots: dict[int, BotSpec] = {}
+        """Ready-to-start bots of the active versions, by version id."""
+        self.played = 0
+        self.stop_after = stop_after
+        self._rng = random.Random()
+        self._tables = 0
+        self._queue_in, self._queue_out = trio.open_memory_channel[int](10_000)
+        self._changed = trio.Event()
+
+    # --- submissions -------------------------------------------------------------
+
+    def enqueue(self, version: int) -> None:
+        """Have a recorded version checked (the web app calls this after storing an upload)."""
+        self._queue_in.send_nowait(version)
+
+    async def _check_submissions(self) -> None:
+        async for version_id in self._queue_out:
+            version = self.store.version(version_id)
+            if version.state not in ("queued", "checking"):
+                continue
+            self.store.set_checking(version_id)
+            try:
+                verdict, spec = await check_submission(
+                    self.paths.uploads, version.digest, version.entrant, self.config.game, self.settings
+                )
+            except Exception as exc:  # noqa: BLE001  # the harness's fault costs this submission, not the server
+                traceback.print_exc()
+                reason = f"the ladder could not check it ({type(exc).__name__}); submit again or tell the host"
+                verdict, spec = Verdict(accepted=False, reason=reason, report=""), None
+            self.store.decide(version_id, accepted=verdict.accepted, reason=verdict.reason, report=verdict.report)
+            if spec is not None:
+                for old in [v for v in self.bots if self.store.version(v).state != "active"]:
+                    del self.bots[old]
+                self.bots[version_id] = spec
+                self._changed.set()
+
+    # --- games ---------------------------------------------------------------------
+
+    def replay_path(self, game: int) -> Path:
+        return self.paths.replays / f"game-{game:06d}.jsonl"
+
+    def _clear_attempt(self, game: int) -> None:
+        """What an interrupted attempt at ``game`` left: its partial replay and stderr files."""
+        replay = self.replay_path(game)
+        for path in replay.parent.glob(f"{replay.name}*"):
+            path.unlink(missing_ok=True)
+
+    def next_game(self) -> tuple[int, int, list[int]] | None:
+        """The next game to play, now running; None while the host paused the ladder or no table can be filled."""
+        if self.store.paused():
+            return None
+        while (started := self.store.start_next()) is not None:
+            game, _, seating = started
+            if all(version in self.bots and self.store.version(version).state == "active" for version in seating):
+                return started
+            # A version retired since (famiglia ladder retire), or whose bot cannot start here any more
+            # (its cached build was removed and fails now): the game is not played.
+            self.store.fail(game, "a seat's version is no longer active or not ready on this server")
+        active = [v for v in self.store.versions(states=("active",)) if v.id in self.bots]
+        size = table_size(self.config.table_sizes, len(active), self._tables)
+        if size is None:
+            return None
+        self._tables += 1
+        candidates = [Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in active]
+        members = choose_table(candidates, size, self._rng)
+        self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))
+        return self.store.start_next()
+
+    def challenge(self, challenger: EntrantRow, opponents: list[str]) -> tuple[int, int]:
+        """Queue a table of ``challenger``'s active version against ``opponents``' (entrant names), played
+        before the loop's own tables in every seating of one deal: (table id, games).
+
+        ValueError saying what is wrong with the request; RateLimited past the ladder's hourly limit.
+        """
+        if self.config.challenges.per_hour == 0:
+            raise ValueError("this ladder takes no challenges")
+        size = len(opponents) + 1
+        if size not in self.config.table_sizes:
+            sizes = ", ".join(str(s - 1) for s in self.config.table_sizes)
+            raise ValueError(f"name {sizes} opponents: this ladder plays tables of {self.config.table_sizes}")
+        active = {v.entrant: v for v in self.store.versions(states=("active",)) if v.id in self.bots}
+        mine = active.get(challenger.name)
+        if mine is None:
+            raise ValueError("you have no version playing yet; challenges wait for an accepted submission")
+        if len(set(opponents)) != len(opponents) or challenger.name in opponents:
+            raise ValueError("name each opponent once, and not yourself")
+        missing = [name for name in opponents if name not in active]
+        if missing:
+            raise ValueError(f"no version of {missing[0]!r} is playing")
+        members = [mine.id, *(active[name].id for name in opponents)]
+        seatings = table_seatings(members)
+        table = self.store.add_challenge(
+            challenger.id, self.config.challenges.per_hour, self._rng.getrandbits(62), members, seatings
+        )
+        self._changed.set()
+        return table, len(seatings)
+
+    async def _player(self, done: trio.CancelScope) -> None:
+        while True:
+            started = self.next_game()
+            if started is None:
+                with trio.move_on_after(_IDLE_S):
+                    await self._changed.wait()
+                self._changed = trio.Event()
+                continue
+            await self._play(*started)
+            self.played += 1
+            if self.stop_after is not None and self.played >= self.stop_after:
+                done.cancel()
+
+    async def _play(self, game: int, seed: int, seating: list[int]) -> None:
+        spec = MatchSpec(game=self.config.game, seed=seed, variants=self.config.variants, match=f"ladder-{game}")
+        replay = self.replay_path(game)
+        try:
+            record = await play_match(spec, [self.bots[v] for v in seating], self.settings, replay_path=replay)
+        except (OSError, MemoryError):
+            raise  # the machine's fault, not the game's: stop, and the restart plays it again
+        except Exception as exc:  # noqa: BLE001  # an unexpected error costs this game only, recorded with it
+            self.store.fail(game, bounded(f"{type(exc).__name__}: {exc}", 300))
+            traceback.print_exc()
+            return
+        self.store.finish(game, record)
+
+    # --- the whole -----------------------------------------------------------------
+
+    async def _restore(self) -> None:
+        make_private_dirs(self.paths.replays)
+        for game in self.store.reset_running():
+            self._clear_attempt(game)
+        for version in self.store.versions(states=("active",)):
+            try:
+                self.bots[version.id] = await trio.to_thread.run_sync(
+                    ready_bot, self.paths.uploads, version.digest, version.entrant, self.settings
+                )
+            except (BotBuildFailed, BotSpecError, OSError) as exc:
+                # The reason may quote the build's output: shown, never obeyed by the terminal.
+                print(terminal_text(f"version {version.number} of {version.entrant} cannot start here: {exc}"))
+        for version in self.store.versions(states=("queued", "checking")):
+            self.enqueue(version.id)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Restore, then check submissions and play games until cancelled (or ``stop_after`` games)."""
+        await self._restore()
+        task_status.started()
+        with trio.CancelScope() as done:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._check_submissions)
+                for _ in range(self.config.concurrency):
+                    nursery.start_soon(self._player, done)
+
+    async def run_until_stopped(
+        self, everything: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """``run``, then cancel ``everything`` (the web server with it) once ``stop_after`` games were played."""
+        await self.run(task_status=task_status)
+        everything.cancel()

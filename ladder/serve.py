@@ -1,0 +1,50 @@
+"""``famiglia ladder serve``: the web app and the match loop in one Trio world.
+
+Hypercorn's Trio worker serves the Starlette app in the same Trio run as the
+ladder's loops, so a request reads the store between two of the loop's
+steps, never in the middle of one, and a submission is handed to the intake
+without a thread or a queue between processes. One server per ladder: the
+store's lock (``tournaments.store.hold_store``) refuses a second one at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve as hypercorn_serve
+
+from ladder.app import make_app
+from ladder.config import LadderConfig, LadderPaths
+from ladder.loop import Ladder
+from tournaments.store import hold_store
+
+__all__ = ["serve_ladder"]
+
+
+async def serve_ladder(
+    config: LadderConfig,
+    paths: LadderPaths,
+    *,
+    host: str,
+    port: int,
+    stop_after: int | None = None,
+    announce: Callable[[str], None] = print,
+) -> int:
+    """Serve until cancelled (Ctrl-C) or, with ``stop_after``, until that many games were played; games played."""
+    lock = hold_store(paths.db)
+    try:
+        ladder = Ladder(config, paths, stop_after=stop_after)
+        web = Config()
+        web.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+        web.accesslog = None
+        web.errorlog = None
+        async with trio.open_nursery() as nursery:
+            await nursery.start(ladder.run_until_stopped, nursery.cancel_scope)
+            binds = await nursery.start(hypercorn_serve, make_app(ladder), web)
+            for bind in binds:
+                announce(f"serving {config.name!r} on {bind}")
+        return ladder.played
+    finally:
+        lock.release()

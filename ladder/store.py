@@ -1,0 +1,579 @@
+"""The ladder's store: one SQLite file (WAL) of entrants, their versions, tables and games.
+
+Crash safety is in the order of writes, as in ``tournaments.store``: an upload
+is on disk before its version row names it; a table and all its rotations are
+one transaction; a game moves pending -> running -> done in single
+transactions, its seats and the ratings it changed written with it. A server
+killed at any moment (SIGKILL included) therefore restarts with every
+accepted version and every finished game exactly once; ``reset_running``
+turns the games it was playing back into pending ones, played again.
+
+One process (the server) writes; the CLI's ``add-entrant`` writes one row
+between its runs or beside it (SQLite serialises the two).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hmac
+import os
+import secrets
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import msgspec
+
+from referee.private import create_private, make_private_dirs, tighten
+
+if TYPE_CHECKING:
+    from referee.match import MatchRecord
+
+__all__ = [
+    "EntrantRow",
+    "GameRow",
+    "LadderStore",
+    "RateLimited",
+    "SeatRow",
+    "VersionRow",
+    "VersionState",
+    "hash_token",
+    "new_token",
+]
+
+VersionState = Literal["queued", "checking", "rejected", "active", "retired"]
+GameState = Literal["pending", "running", "done", "failed", "cancelled"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ladder (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    deal_key BLOB NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS setting (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entrant (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_hash TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS version (
+    id INTEGER PRIMARY KEY,
+    entrant INTEGER NOT NULL REFERENCES entrant(id),
+    number INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    report TEXT NOT NULL DEFAULT '',
+    submitted TEXT NOT NULL,
+    submitted_at REAL NOT NULL,
+    decided TEXT,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    UNIQUE (entrant, number)
+);
+CREATE TABLE IF NOT EXISTS tbl (
+    id INTEGER PRIMARY KEY,
+    seed INTEGER NOT NULL,
+    members TEXT NOT NULL,
+    challenger INTEGER REFERENCES entrant(id),
+    created_at REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS game (
+    id INTEGER PRIMARY KEY,
+    tbl INTEGER NOT NULL REFERENCES tbl(id),
+    seating TEXT NOT NULL,
+    state TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    finished TEXT,
+    seconds REAL,
+    ended_by TEXT,
+    replay TEXT,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS game_state ON game(state);
+CREATE TABLE IF NOT EXISTS seat (
+    game INTEGER NOT NULL REFERENCES game(id),
+    seat INTEGER NOT NULL,
+    version INTEGER NOT NULL REFERENCES version(id),
+    rank INTEGER NOT NULL,
+    score INTEGER NOT NULL,
+    termination TEXT,
+    reason TEXT,
+    mu_after REAL NOT NULL,
+    PRIMARY KEY (game, seat)
+);
+CREATE INDEX IF NOT EXISTS seat_version ON seat(version);
+"""
+
+
+class RateLimited(ValueError):
+    """An entrant sent more submissions than the ladder takes per hour."""
+
+
+class EntrantRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: int
+    name: str
+    created: str
+
+
+class VersionRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: int
+    entrant: str
+    number: int
+    digest: str
+    state: VersionState
+    reason: str
+    submitted: str
+    mu: float
+    sigma: float
+    games: int
+
+    @property
+    def ordinal(self) -> float:
+        """The leaderboard's number: mu - 3 sigma, what the version is surely at least worth."""
+        return self.mu - 3 * self.sigma
+
+
+class SeatRow(msgspec.Struct, frozen=True, kw_only=True):
+    seat: int
+    version: int
+    entrant: str
+    number: int
+    rank: int
+    score: int
+    termination: str | None
+    reason: str | None
+
+
+class GameRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: int
+    table: int
+    seed: int
+    state: GameState
+    seating: list[int]
+    finished: str | None
+    seconds: float | None
+    ended_by: str | None
+    replay: str | None
+    seats: list[SeatRow]
+
+
+def new_token() -> str:
+    """A fresh secret: 32 random bytes, URL-safe text."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    """What the store keeps of a token. A token is 256 random bits, so a plain SHA-256 cannot be
+    reversed by guessing; a slow password hash would only slow every request down."""
+    import hashlib
+
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+class LadderStore:
+    """A ladder's SQLite file, created 0600 on first use."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            make_private_dirs(path.parent)
+            try:
+                os.close(create_private(path))
+            except FileExistsError:
+                pass
+            # Used from the Trio thread and from worker threads (check-bot runs in one); the
+            # server serialises access, SQLite's busy timeout covers the CLI writing beside it.
+            self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA busy_timeout=5000")
+            self.db.executescript(_SCHEMA)
+            self.db.execute("INSERT OR IGNORE INTO ladder VALUES (1, ?, ?)", (secrets.token_bytes(32), _now()))
+            for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                tighten(name)
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"{path}: cannot use as a ladder store: {exc}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    def deal_key(self) -> bytes:
+        """The secret every deal seed is keyed with: entrants cannot compute a deal from a table's number."""
+        return bytes(self.db.execute("SELECT deal_key FROM ladder").fetchone()[0])
+
+    # --- entrants ------------------------------------------------------------
+
+    def add_entrant(self, name: str, token: str) -> int:
+        """Register ``name`` with ``token`` (kept only as its hash); ValueError if the name is taken."""
+        try:
+            with self._transaction():
+                cursor = self.db.execute(
+                    "INSERT INTO entrant (name, token_hash, created) VALUES (?, ?, ?)",
+                    (name, hash_token(token), _now()),
+                )
+        except sqlite3.IntegrityError:
+            raise ValueError(f"an entrant named {name!r} is already registered") from None
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def entrant_for_token(self, token: str) -> EntrantRow | None:
+        """The entrant holding ``token``, or None.
+
+        Every stored hash is compared, in constant time each, and the loop never
+        stops early: how long this takes says nothing about which hash came close.
+        """
+        wanted = hash_token(token)
+        found: EntrantRow | None = None
+        for entrant_id, name, stored, created in self.db.execute("SELECT id, name, token_hash, created FROM entrant"):
+            if hmac.compare_digest(stored, wanted):
+                found = EntrantRow(id=entrant_id, name=name, created=created)
+        return found
+
+    def entrant(self, name: str) -> EntrantRow | None:
+        row = self.db.execute("SELECT id, name, created FROM entrant WHERE name = ?", (name,)).fetchone()
+        return None if row is None else EntrantRow(id=row[0], name=row[1], created=row[2])
+
+    def entrants(self) -> list[EntrantRow]:
+        rows = self.db.execute("SELECT id, name, created FROM entrant ORDER BY id").fetchall()
+        return [EntrantRow(id=i, name=n, created=c) for i, n, c in rows]
+
+    # --- versions ------------------------------------------------------------
+
+    def add_version(self, entrant: int, digest: str, prior: tuple[float, float], per_hour: int) -> VersionRow:
+        """A new queued version of ``entrant`` (its upload already on disk); RateLimited past ``per_hour``."""
+        now = datetime.datetime.now(datetime.UTC).timestamp()
+        with self._transaction():
+            recent = self.db.execute(
+                "SELECT COUNT(*) FROM version WHERE entrant = ? AND submitted_at > ?", (entrant, now - 3600)
+            ).fetchone()[0]
+            if recent >= per_hour:
+                raise RateLimited(f"at most {per_hour} submissions an hour; try again later")
+            number = self.db.execute(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM version WHERE entrant = ?", (entrant,)
+            ).fetchone()[0]
+            cursor = self.db.execute(
+                "INSERT INTO version (entrant, number, digest, state, submitted, submitted_at, mu, sigma) "
+                "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+                (entrant, number, digest, _now(), now, prior[0], prior[1]),
+            )
+        assert cursor.lastrowid is not None
+        return self.version(cursor.lastrowid)
+
+    _VERSION_SELECT = (
+        "SELECT v.id, e.name, v.number, v.digest, v.state, v.reason, v.submitted, v.mu, v.sigma, "
+        "(SELECT COUNT(*) FROM seat s JOIN game g ON g.id = s.game WHERE s.version = v.id AND g.state = 'done') "
+        "FROM version v JOIN entrant e ON e.id = v.entrant "
+    )
+
+    @staticmethod
+    def _version_row(row: tuple[object, ...]) -> VersionRow:
+        keys = ("id", "entrant", "number", "digest", "state", "reason", "submitted", "mu", "sigma", "games")
+        return msgspec.convert(dict(zip(keys, row, strict=True)), VersionRow)
+
+    def version(self, version_id: int) -> VersionRow:
+        row = self.db.execute(self._VERSION_SELECT + "WHERE v.id = ?", (version_id,)).fetchone()
+        if row is None:
+            raise KeyError(version_id)
+        return self._version_row(row)
+
+    def versions(self, *, entrant: str | None = None, states: tuple[VersionState, ...] = ()) -> list[VersionRow]:
+        """Versions by id, of one entrant and in some states when asked."""
+        where, args = ["1"], []
+        if entrant is not None:
+            where.append("e.name = ?")
+            args.append(entrant)
+        if states:
+            where.append(f"v.state IN ({', '.join('?' * len(states))})")
+            args.extend(states)
+        rows = self.db.execute(self._VERSION_SELECT + f"WHERE {' AND '.join(where)} ORDER BY v.id", args)
+        return [self._version_row(row) for row in rows]
+
+    def report(self, version_id: int) -> str:
+        """The check-bot report of a version (JSON), empty while it was not checked."""
+        row = self.db.execute("SELECT report FROM version WHERE id = ?", (version_id,)).fetchone()
+        return "" if row is None else str(row[0])
+
+    def set_checking(self, version_id: int) -> None:
+        with self._transaction():
+            self.db.execute("UPDATE version SET state = 'checking' WHERE id = ? AND state = 'queued'", (version_id,))
+
+    def decide(self, version_id: int, *, accepted: bool, reason: str, report: str) -> None:
+        """Record check-bot's verdict. An accepted version becomes its entrant's active one: the one
+        active before is retired and its games not yet started are cancelled. A rejected one changes nothing else."""
+        with self._transaction():
+            (entrant,) = self.db.execute("SELECT entrant FROM version WHERE id = ?", (version_id,)).fetchone()
+            if accepted:
+                retired = [
+                    row[0]
+                    for row in self.db.execute(
+                        "SELECT id FROM version WHERE entrant = ? AND state = 'active'", (entrant,)
+                    )
+                ]
+                self.db.execute(
+                    "UPDATE version SET state = 'retired' WHERE entrant = ? AND state = 'active'", (entrant,)
+                )
+                self._cancel_pending(retired)
+            self.db.execute(
+                "UPDATE version SET state = ?, reason = ?, report = ?, decided = ? WHERE id = ?",
+                ("active" if accepted else "rejected", reason, report, _now(), version_id),
+            )
+
+    def _cancel_pending(self, versions: list[int]) -> None:
+        if not versions:
+            return
+        for game_id, seating in self.db.execute("SELECT id, seating FROM game WHERE state = 'pending'").fetchall():
+            if set(msgspec.json.decode(seating, type=list[int])) & set(versions):
+                self.db.execute("UPDATE game SET state = 'cancelled' WHERE id = ?", (game_id,))
+
+    # --- tables and games ----------------------------------------------------
+
+    def add_table(self, seed_of: int, members: list[int], seatings: list[list[int]]) -> int:
+        """A table of ``members`` (version ids) and its games, one per seating, all pending, in one transaction.
+
+        ``seed_of`` is turned into the deal keyed with the store's secret and
+        the table's id (only known here).
+        """
+        with self._transaction():
+            return self._insert_table(seed_of, members, seatings, challenger=None)
+
+    def add_challenge(
+        self, challenger: int, per_hour: int, seed_of: int, members: list[int], seatings: list[list[int]]
+    ) -> int:
+        """A table an entrant asked for: played before the loop's own tables; RateLimited past ``per_hour``."""
+        with self._transaction():
+            recent = self.db.execute(
+                "SELECT COUNT(*) FROM tbl WHERE challenger = ? AND created_at > ?",
+                (challenger, datetime.datetime.now(datetime.UTC).timestamp() - 3600),
+            ).fetchone()[0]
+            if recent >= per_hour:
+                raise RateLimited(f"at most {per_hour} challenges an hour; try again later")
+            return self._insert_table(seed_of, members, seatings, challenger=challenger)
+
+    def _insert_table(
+        self, seed_of: int, members: list[int], seatings: list[list[int]], *, challenger: int | None
+    ) -> int:
+        from tournaments.schedule import deal_seed
+
+        cursor = self.db.execute(
+            "INSERT INTO tbl (seed, members, challenger, created_at) VALUES (0, ?, ?, ?)",
+            (msgspec.json.encode(members), challenger, datetime.datetime.now(datetime.UTC).timestamp()),
+        )
+        table = cursor.lastrowid
+        assert table is not None
+        self.db.execute("UPDATE tbl SET seed = ? WHERE id = ?", (deal_seed(seed_of, table, self.deal_key()), table))
+        self.db.executemany(
+            "INSERT INTO game (tbl, seating, state, priority) VALUES (?, ?, 'pending', ?)",
+            [(table, msgspec.json.encode(seating), int(challenger is not None)) for seating in seatings],
+        )
+        return table
+
+    def reset_running(self) -> list[int]:
+        """After a restart: the games that were being played are pending again (their ids)."""
+        with self._transaction():
+            ids = [row[0] for row in self.db.execute("SELECT id FROM game WHERE state = 'running'")]
+            self.db.execute("UPDATE game SET state = 'pending' WHERE state = 'running'")
+        return ids
+
+    def start_next(self) -> tuple[int, int, list[int]] | None:
+        """The next pending game (a challenge's first, else the oldest), now running: (game id, deal seed,
+        seating); None when none is pending."""
+        with self._transaction():
+            row = self.db.execute(
+                "SELECT g.id, t.seed, g.seating FROM game g JOIN tbl t ON t.id = g.tbl "
+                "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id LIMIT 1"
+            ).fetchone()
+            if row is None:
+                return None
+            self.db.execute("UPDATE game SET state = 'running' WHERE id = ?", (row[0],))
+        return row[0], row[1], msgspec.json.decode(row[2], type=list[int])
+
+    # --- the host's controls (famiglia ladder pause, resume, retire, requeue) ------------
+
+    def paused(self) -> bool:
+        row = self.db.execute("SELECT value FROM setting WHERE key = 'paused'").fetchone()
+        return row is not None and row[0] == "1"
+
+    def set_paused(self, paused: bool) -> None:
+        """Stop or restart dealing games; games in play finish. Read by the server before each game."""
+        with self._transaction():
+            self.db.execute("INSERT OR REPLACE INTO setting VALUES ('paused', ?)", ("1" if paused else "0",))
+
+    def retire(self, name: str) -> int:
+        """Retire ``name``'s active version (its number) and cancel its games not yet started.
+
+        ValueError when there is no such entrant or it has no active version.
+        A later accepted submission makes the entrant play again.
+        """
+        with self._transaction():
+            row = self.db.execute(
+                "SELECT v.id, v.number FROM version v JOIN entrant e ON e.id = v.entrant "
+                "WHERE e.name = ? AND v.state = 'active'",
+                (name,),
+            ).fetchone()
+            if row is None:
+                raise ValueError(f"{name!r} has no active version to retire")
+            self.db.execute("UPDATE version SET state = 'retired' WHERE id = ?", (row[0],))
+            self._cancel_pending([row[0]])
+        return int(row[1])
+
+    def requeue(self, game_id: int) -> None:
+        """Play a game the harness failed to referee again; ValueError for any other game."""
+        with self._transaction():
+            row = self.db.execute("SELECT state FROM game WHERE id = ?", (game_id,)).fetchone()
+            if row is None:
+                raise ValueError(f"there is no game {game_id}")
+            if row[0] != "failed":
+                raise ValueError(f"game {game_id} is {row[0]}; only a failed game is played again")
+            self.db.execute("UPDATE game SET state = 'pending', error = NULL, finished = NULL WHERE id = ?", (game_id,))
+
+    def counts(self) -> dict[str, int]:
+        """How many games are in each state."""
+        return {state: n for state, n in self.db.execute("SELECT state, COUNT(*) FROM game GROUP BY state")}
+
+    def finish(self, game_id: int, record: MatchRecord) -> None:
+        """Record a played game, its seats and the ratings it moved, all at once; ValueError if it was
+        not running (recorded already, or cancelled by a restart's reset): never twice."""
+        from ladder.rating import rate_table
+
+        result = record.result
+        with self._transaction():
+            row = self.db.execute("SELECT state, seating FROM game WHERE id = ?", (game_id,)).fetchone()
+            if row is None or row[0] != "running":
+                raise ValueError(f"game {game_id} is not being played; not recorded again")
+            seating = msgspec.json.decode(row[1], type=list[int])
+            before = [self.db.execute("SELECT mu, sigma FROM version WHERE id = ?", (v,)).fetchone() for v in seating]
+            after = rate_table([(mu, sigma) for mu, sigma in before], result.ranks)
+            terminations = {t.seat: t for t in result.terminations}
+            self.db.execute(
+                "UPDATE game SET state = 'done', finished = ?, seconds = ?, ended_by = ?, replay = ? WHERE id = ?",
+                (_now(), record.seconds, result.ended_by, record.replay, game_id),
+            )
+            for seat, version in enumerate(seating):
+                ended = terminations.get(seat)
+                self.db.execute(
+                    "INSERT INTO seat VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        game_id,
+                        seat,
+                        version,
+                        result.ranks[seat],
+                        result.scores[seat],
+                        ended.kind if ended else None,
+                        ended.reason if ended else None,
+                        after[seat][0],
+                    ),
+                )
+                self.db.execute("UPDATE version SET mu = ?, sigma = ? WHERE id = ?", (*after[seat], version))
+
+    def fail(self, game_id: int, error: str) -> None:
+        """The harness could not referee a game: kept with its error, not rated, not played again."""
+        with self._transaction():
+            self.db.execute(
+                "UPDATE game SET state = 'failed', finished = ?, error = ? WHERE id = ? AND state = 'running'",
+                (_now(), error, game_id),
+            )
+
+    def games(self, *, entrant: str | None = None, game_id: int | None = None, limit: int = 50) -> list[GameRow]:
+        """Finished games, newest first; of one entrant (any of its versions) or one game when asked."""
+        where: list[str] = ["g.state = 'done'"]
+        args: list[object] = []
+        if game_id is not None:
+            where.append("g.id = ?")
+            args.append(game_id)
+        if entrant is not None:
+            where.append(
+                "g.id IN (SELECT s.game FROM seat s JOIN version v ON v.id = s.version "
+                "JOIN entrant e ON e.id = v.entrant WHERE e.name = ?)"
+            )
+            args.append(entrant)
+        rows = self.db.execute(
+            "SELECT g.id, g.tbl, t.seed, g.state, g.seating, g.finished, g.seconds, g.ended_by, g.replay "
+            f"FROM game g JOIN tbl t ON t.id = g.tbl WHERE {' AND '.join(where)} ORDER BY g.id DESC LIMIT ?",
+            [*args, limit],
+        ).fetchall()
+        seats: dict[int, list[SeatRow]] = {}
+        if rows:
+            marks = ", ".join("?" * len(rows))
+            for g, seat, version, name, number, rank, score, term, reason in self.db.execute(
+                "SELECT s.game, s.seat, s.version, e.name, v.number, s.rank, s.score, s.termination, s.reason "
+                "FROM seat s JOIN version v ON v.id = s.version JOIN entrant e ON e.id = v.entrant "
+                f"WHERE s.game IN ({marks}) ORDER BY s.game, s.seat",
+                [row[0] for row in rows],
+            ):
+                seats.setdefault(g, []).append(
+                    SeatRow(
+                        seat=seat,
+                        version=version,
+                        entrant=name,
+                        number=number,
+                        rank=rank,
+                        score=score,
+                        termination=term,
+                        reason=reason,
+                    )
+                )
+        return [
+            GameRow(
+                id=g,
+                table=t,
+                seed=seed,
+                state=state,
+                seating=msgspec.json.decode(seating, type=list[int]),
+                finished=fin,
+                seconds=sec,
+                ended_by=ended,
+                replay=replay,
+                seats=seats.get(g, []),
+            )
+            for g, t, seed, state, seating, fin, sec, ended, replay in rows
+        ]
+
+    def table_finished(self, table: int) -> bool:
+        """Whether every game of a table is over: only then may its deal be shown (its rotations share it)."""
+        row = self.db.execute(
+            "SELECT COUNT(*) FROM game WHERE tbl = ? AND state IN ('pending', 'running')", (table,)
+        ).fetchone()
+        return int(row[0]) == 0
+
+    def matchups(self, entrant: str) -> list[tuple[str, int, int, int]]:
+        """(opponent, games, times ahead, times behind) of ``entrant``'s versions against each other entrant."""
+        rows = self.db.execute(
+            "SELECT oe.name, COUNT(*), SUM(me.rank < them.rank), SUM(me.rank > them.rank) "
+            "FROM seat me JOIN version mv ON mv.id = me.version JOIN entrant e ON e.id = mv.entrant "
+            "JOIN seat them ON them.game = me.game AND them.seat != me.seat "
+            "JOIN version ov ON ov.id = them.version JOIN entrant oe ON oe.id = ov.entrant "
+            "WHERE e.name = ? AND oe.name != e.name GROUP BY oe.name ORDER BY oe.name",
+            (entrant,),
+        ).fetchall()
+        return [(name, int(n), int(ahead or 0), int(behind or 0)) for name, n, ahead, behind in rows]
+
+    def rating_history(self, version_id: int) -> list[float]:
+        """The version's mu after each of its games, oldest first."""
+        rows = self.db.execute("SELECT mu_after FROM seat WHERE version = ? ORDER BY game", (version_id,))
+        return [float(row[0]) for row in rows]
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")

@@ -1,0 +1,48 @@
+"""A ladder's web app served over real HTTP inside the test's Trio run, for httpx to talk to."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import msgspec
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from ladder.app import make_app
+from ladder.config import LadderPaths, load_ladder
+from ladder.guard import Throttle
+from ladder.loop import Ladder
+from tests.ladder.helpers import write_ladder
+
+
+class Running(msgspec.Struct, kw_only=True):
+    url: str
+    ladder: Ladder
+    tokens: dict[str, str]
+
+
+@asynccontextmanager
+async def running_server(
+    folder: Path, entrants: tuple[str, ...] = ("ann", "bob"), *, play: bool = False, throttle: Throttle | None = None
+) -> AsyncIterator[Running]:
+    """Serve a fresh ladder on a free port of 127.0.0.1; with ``play``, its intake and match loop run too."""
+    from ladder.store import new_token
+
+    path = write_ladder(folder)
+    ladder = Ladder(load_ladder(path), LadderPaths.beside(path))
+    tokens = {}
+    for name in entrants:
+        tokens[name] = new_token()
+        ladder.store.add_entrant(name, tokens[name])
+    web = Config()
+    web.bind = ["127.0.0.1:0"]
+    web.accesslog = web.errorlog = None
+    async with trio.open_nursery() as nursery:
+        if play:
+            await nursery.start(ladder.run)
+        binds = await nursery.start(serve, make_app(ladder, throttle=throttle), web)
+        yield Running(url=binds[0], ladder=ladder, tokens=tokens)
+        nursery.cancel_scope.cancel()

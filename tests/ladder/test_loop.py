@@ -1,0 +1,83 @@
+"""The match loop in-process: accepted versions play on balanced seatings, each game recorded with its replay."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import trio
+
+from tests.ladder.helpers import SAMPLE_BOTS, upload_of
+from tests.ladder.server import running_server
+
+
+async def test_accepted_versions_play_every_seat_of_a_deal_and_the_deal_is_shown_only_after(tmp_path: Path) -> None:
+    package = upload_of(SAMPLE_BOTS / "random_py")
+    async with (
+        running_server(tmp_path, ("ann", "bob", "cat"), play=True) as server,
+        httpx.AsyncClient(base_url=server.url) as http,
+    ):
+        for token in server.tokens.values():
+            answer = await http.post("/api/submissions", content=package, headers={"authorization": f"Bearer {token}"})
+            assert answer.status_code == 202
+        store = server.ladder.store
+        with trio.move_on_after(240):  # generous: check-bot and games on a loaded machine
+            while store.counts().get("done", 0) < 6 or not store.table_finished(1):
+                await trio.sleep(0.1)
+        states = [(v.entrant, v.state, v.reason) for v in store.versions()]
+        assert store.counts().get("done", 0) >= 6 and store.table_finished(1), (store.counts(), states)
+        games = [game for game in store.games(limit=100) if game.table == 1]
+        assert len(games) == 6 and len({game.seed for game in games}) == 1  # one deal, every seating
+        seats = Counter((seat.seat, seat.entrant) for game in games for seat in game.seats)
+        assert set(seats.values()) == {2}  # each entrant twice in each seat
+        assert all(game.replay is not None and Path(game.replay).is_file() for game in games)
+        assert (await http.get(f"/games/game-{games[0].id}.html")).status_code == 200
+        seat_page = await http.get(f"/games/game-{games[0].id}.seat-0.html")
+        assert seat_page.status_code == 404  # a seat's page is its owner's
+        owner = games[0].seats[0].entrant
+        cookie = {"cookie": f"ladder_token={server.tokens[owner]}"}
+        assert (await http.get(f"/games/game-{games[0].id}.seat-0.html", headers=cookie)).status_code == 200
+        assert (await http.get(f"/games/{games[0].id}/stderr/0")).status_code == 404
+        assert (await http.get(f"/games/{games[0].id}/stderr/0", headers=cookie)).status_code == 200
+        assert all(v.games >= 6 and v.sigma < 25 / 3 for v in store.versions(states=("active",)))
+
+
+async def test_a_submission_the_harness_cannot_check_is_rejected_and_the_server_goes_on(tmp_path: Path) -> None:
+    async with running_server(tmp_path, ("ann",), play=True) as server:
+        store = server.ladder.store
+        entrant = store.entrant("ann")
+        assert entrant is not None
+        version = store.add_version(entrant.id, "0" * 64, (25.0, 8.3), per_hour=5)  # its upload is not on disk
+        server.ladder.enqueue(version.id)
+        with trio.fail_after(60):
+            while store.version(version.id).state in ("queued", "checking"):
+                await trio.sleep(0.05)
+        assert store.version(version.id).state == "rejected"
+        assert "could not check it" in store.version(version.id).reason
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            assert (await http.get("/api/standings")).status_code == 200
+
+
+async def test_a_paused_ladder_deals_no_game_and_a_retired_version_is_never_seated(tmp_path: Path) -> None:
+    from ladder.config import LadderPaths, load_ladder
+    from ladder.loop import Ladder
+    from ladder.store import new_token
+    from referee.bots import BotSpec
+    from tests.ladder.helpers import write_ladder
+
+    path = write_ladder(tmp_path)
+    ladder = Ladder(load_ladder(path), LadderPaths.beside(path))
+    store = ladder.store
+    for name in ("ann", "bob", "cat", "dan"):
+        version = store.add_version(store.add_entrant(name, new_token()), name * 16, (25.0, 8.3), per_hour=5)
+        store.decide(version.id, accepted=True, reason="ok", report="{}")
+        ladder.bots[version.id] = BotSpec(name=name, command=["true"], cwd=str(tmp_path))
+    store.set_paused(True)
+    assert ladder.next_game() is None and store.counts() == {}
+    store.set_paused(False)
+    store.retire("dan")
+    dan = store.versions(entrant="dan")[0].id
+    for _ in range(12):  # two tables' worth: none of them seats the retired version
+        started = ladder.next_game()
+        assert started is not None and dan not in started[2]

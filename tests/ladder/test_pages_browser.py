@@ -1,0 +1,70 @@
+"""The ladder's pages in Chromium: leaderboard, an entrant page with its matchup table, a game's replay link."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.ladder.conftest import Served, wait_for
+from tests.tournaments.browser import ARTIFACTS, launch, needs_chromium
+
+pytestmark = [needs_chromium, pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    yield from launch()
+
+
+def watched(page: Any) -> list[str]:
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return errors
+
+
+def test_the_leaderboard_lists_the_accepted_versions_and_links_their_pages(browser: Any, served: Served) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = watched(page)
+    page.goto(served.url + "/")
+    names = page.locator("#standings tbody tr td:nth-child(2)").all_inner_texts()
+    assert {"ann", "bob", "cat"} <= set(names)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ladder-leaderboard.png"), full_page=True)
+    # Games go on: the table's game counts grow without a reload (it asks /api/standings every 5 s).
+    total = (
+        "() => [...document.querySelectorAll('#standings tbody tr td:nth-child(6)')]"
+        ".reduce((sum, cell) => sum + Number(cell.textContent), 0)"
+    )
+    before = page.evaluate(total)
+    # Polled from here: the page's policy forbids the string evaluation wait_for_function would use.
+    wait_for(lambda: page.evaluate(total) > before, "the leaderboard to refresh itself", deadline_s=120)
+    page.locator("#standings a", has_text="bob").click()
+    page.wait_for_url("**/entrants/bob")
+    assert "active" in page.locator("#versions").inner_text()
+    assert errors == []
+
+
+def test_an_entrant_page_shows_its_matchups_and_opens_a_game_in_the_viewer(browser: Any, served: Served) -> None:
+    wait_for(
+        lambda: any(g["viewable"] for g in httpx.get(f"{served.url}/api/games?entrant=ann", timeout=30).json()),
+        "a game whose deal is played in every seating",
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = watched(page)
+    page.goto(served.url + "/entrants/ann")
+    rows = page.locator("#matchups tbody tr")
+    opponents = {rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())}
+    assert {"bob", "cat"} <= opponents
+    games = int(rows.first.locator("td").nth(1).inner_text())
+    assert games >= 1
+    assert page.locator("#rating-chart polyline").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "ladder-entrant.png"), full_page=True)
+    page.locator("#games a.replay").first.click()
+    page.wait_for_url("**/games/game-*.html")
+    assert "vendetta" in page.title()
+    page.keyboard.press("End")
+    assert errors == []

@@ -1,0 +1,58 @@
+"""A ladder server killed with SIGKILL mid-play restarts with nothing lost and nothing recorded twice."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.ladder.conftest import register, start_server, stop, submit, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def game_states(db: Path) -> dict[int, str]:
+    with sqlite3.connect(db) as connection:
+        return dict(connection.execute("SELECT id, state FROM game").fetchall())
+
+
+def seat_rows(db: Path) -> list[tuple[int, int, int]]:
+    with sqlite3.connect(db) as connection:
+        return connection.execute("SELECT game, seat, rank FROM seat ORDER BY game, seat").fetchall()
+
+
+def versions(db: Path) -> list[tuple[int, str]]:
+    with sqlite3.connect(db) as connection:
+        return connection.execute("SELECT id, state FROM version ORDER BY id").fetchall()
+
+
+def test_a_killed_server_keeps_every_finished_game_once_and_plays_the_interrupted_ones_again(tmp_path: Path) -> None:
+    ladder, tokens = register(tmp_path, ["ann", "bob", "cat"], concurrency=2)
+    db = ladder.with_suffix(".sqlite")
+    process, url = start_server(ladder)
+    try:
+        for name in tokens:
+            assert submit(url, tokens[name], "random_py").returncode == 0
+        wait_for(lambda: list(game_states(db).values()).count("done") >= 2, "two finished games")
+        wait_for(lambda: "running" in game_states(db).values(), "a game in play")
+    finally:
+        assert stop(process, signal.SIGKILL) == -signal.SIGKILL
+    before = game_states(db)
+    finished_before = seat_rows(db)
+    interrupted = [game for game, state in before.items() if state == "running"]
+    assert interrupted and versions(db) == [(1, "active"), (2, "active"), (3, "active")]
+
+    # The restart plays the interrupted games first (the oldest pending), then stops after as many.
+    process, _ = start_server(ladder, "--stop-after", str(len(interrupted) + 2))
+    assert process.wait(timeout=300) == 0
+    after = game_states(db)
+    assert all(after[game] == "done" for game in interrupted)
+    assert all(after[game] == "done" for game, state in before.items() if state == "done")
+    rows = seat_rows(db)
+    assert set(finished_before) <= set(rows)
+    assert len(rows) == 3 * list(after.values()).count("done")  # every finished game's three seats, once
+    assert versions(db) == [(1, "active"), (2, "active"), (3, "active")]
+    replays = sorted(p.name for p in (tmp_path / "ladder-data" / "replays").iterdir() if p.suffix == ".jsonl")
+    assert len(replays) == list(after.values()).count("done")
