@@ -61,8 +61,8 @@ def separate_cluster(workers: int = 2) -> Iterator[tuple[str, subprocess.Popen[b
          "--no-dashboard"], start_new_session=True, **quiet,
     )  # type: ignore[call-overload]  # fmt: skip
     try:
-        with Client(address, timeout=60, set_as_default=False) as client:
-            client.wait_for_workers(workers, timeout=90)
+        with Client(address, timeout=120, set_as_default=False) as client:
+            client.wait_for_workers(workers, timeout=300)
         yield address, scheduler
     finally:
         for process in (worker, scheduler):
@@ -90,7 +90,7 @@ def test_the_scheduler_killed_mid_run_stops_the_host_with_one_line_and_a_rerun_r
         wait_for_results(host, db, 4)
         scheduler.kill()
         began = time.monotonic()
-        _, stderr = host.communicate(timeout=90)
+        _, stderr = host.communicate(timeout=300)
         stopped_in = time.monotonic() - began
     assert host.returncode == 1, stderr
     lines = stderr.strip().splitlines()
@@ -158,13 +158,13 @@ def fault_on_workers(cluster: LocalCluster, game: int, fault: str) -> Iterator[N
             dask_worker.WorkerReferee.play = self.real  # type: ignore[method-assign]
 
     with Client(cluster.scheduler_address, set_as_default=False) as client:
-        client.wait_for_workers(2, timeout=60)
+        client.wait_for_workers(2, timeout=300)
         client.register_plugin(Fault(), name="fault")
         try:
             yield
         finally:
             client.unregister_worker_plugin("fault")
-            client.wait_for_workers(2, timeout=120)  # the nanny restarted the killed ones
+            client.wait_for_workers(2, timeout=600)  # the nanny restarted the killed ones
 
 
 def test_a_game_that_kills_its_dask_workers_is_recorded_as_a_harness_error_and_no_other_game_is(
@@ -219,13 +219,13 @@ def test_an_answer_lost_with_its_worker_before_the_host_gathered_it_is_handed_ov
     # task's answer dies before the host gathers it, Dask computes the task
     # again, but no callback says so: the host must wait for it itself.
     with Client(cluster.scheduler_address, set_as_default=False) as client:
-        client.wait_for_workers(2, timeout=60)
+        client.wait_for_workers(2, timeout=300)
         # A second to compute: the host has time to see the answer lost before it is there again.
         future = client.submit(lambda: (time.sleep(1), os.getpid())[1], pure=False, key="famiglia-test-lost-answer")
         callbacks: list[str] = []
         future.add_done_callback(lambda f: callbacks.append(f.status))
-        future.result(timeout=30)
-        deadline = time.monotonic() + 30
+        future.result(timeout=120)
+        deadline = time.monotonic() + 120
         while not callbacks and time.monotonic() < deadline:
             time.sleep(0.01)
         [holder] = client.who_has(future)[future.key]
@@ -237,6 +237,6 @@ def test_an_answer_lost_with_its_worker_before_the_host_gathered_it_is_handed_ov
         delivered: list[Future] = []
         trio.run(when_settled, future, delivered.append)
         assert delivered == [future] and future.status == "finished"
-        assert future.result(timeout=30) != holder_pid, "computed again on another worker"
+        assert future.result(timeout=120) != holder_pid, "computed again on another worker"
         assert callbacks == ["finished"], "Dask called back once only"
-        client.wait_for_workers(2, timeout=120)  # the nanny restarted the killed one
+        client.wait_for_workers(2, timeout=600)  # the nanny restarted the killed one
