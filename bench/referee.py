@@ -16,8 +16,9 @@ Usage: python bench/referee.py [--seconds N] [--bot FOLDER] [--players N] [--rep
    decision must do under this protocol: the engine's decision, the seat's
    full view (``transient_view``, as the referee sends it) and the events since
    its last request encoded, one write, the answer polled for as the referee
-   polls a bot that answers at once (``QUICK_ANSWER_S``) with one Trio wait if
-   it has not come, one read, the action decoded and applied. No clocks, records,
+   polls a bot that answers at once (``QUICK_ANSWER_S``) with one wait in the
+   kernel (``poll``) if it has not come, as the referee waits when no other
+   Trio task is runnable, one read, the action decoded and applied. No clocks, records,
    events bookkeeping or error handling: what any referee written on this
    engine and Trio would need at the least. Its ratio is the ceiling for the
    referee's.
@@ -27,27 +28,29 @@ Usage: python bench/referee.py [--seconds N] [--bot FOLDER] [--players N] [--rep
    process's stdin stream, ``receive_some`` on its stdout until the newline.
    This is the floor for one request and answer over a pipe in Trio.
 
-5. Hand-written harness (the baseline of issue 15): the same deals and the same
-   bot program, with what a host would write by hand around famiglia's engine:
-   its own ``subprocess.Popen`` bot processes, blocking write and ``readline``,
-   the ``json`` module both ways, no clocks, no records, no error handling
-   (``HandWritten``). Its CPU per decision is measured like the referee's: this
-   process's CPU time (``time.process_time``, the bots not included) over a
-   slice, divided by the decisions played in it.
+5. Hand-written harnesses (``bench/hand_written.py``): the same deals and the
+   same bot program, with what a host would write by hand around famiglia's
+   engine: its own ``subprocess.Popen`` bot processes, blocking write and
+   ``readline``, no clocks, no records, no error handling. ``json`` (the
+   baseline of issue 15) uses the ``json`` module both ways; ``msgspec`` (the
+   baseline of issue 30) encodes the protocol's Structs with a reused
+   ``msgspec.json.Encoder`` and decodes the answer with a typed Decoder into
+   the engine's action. Their CPU per decision is measured like the referee's:
+   this process's CPU time (``time.process_time``, the bots not included) over
+   a slice, divided by the decisions played in it.
 
 The measurements alternate in slices of a second so that a change in the
 machine's load during the run hits all alike; ratios are medians over the
 adjacent slices (the ratio of the totals is printed too), and decisions/s the
 median over the referee's slices. The last line is always
-``referee: <decisions_per_s> decisions/s <cpu_us> us CPU/decision <ratio>x hand-written CPU``
-(referee CPU per decision over the hand-written harness's; the bare pipe ratio
-is printed on the line before it).
+``referee: <decisions_per_s> decisions/s <cpu_us> us CPU/decision <ratio>x hand-written msgspec CPU``
+(referee CPU per decision over the msgspec hand-written harness's; the ratio
+against the ``json`` one, the floor's and the bare pipe's are printed before it).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import select
 import statistics
@@ -65,8 +68,10 @@ sys.path.insert(0, str(ROOT))
 import msgspec
 import trio
 from floor import floor_request
+from hand_written import HandWritten, HandWrittenMsgspec
 from machine import load_average, positive_seconds
 
+import referee.match
 from protocol.codec import decode_bot_message, encode_message
 from protocol.messages import PROTOCOL_VERSION, End, Start, TimeControl
 from referee.bots import BotSpec, load_bot
@@ -184,12 +189,12 @@ async def floor_slice(bots: list[BotProcess], counts: Counts) -> None:
             request_id += 1
             os.write(writes[seat], floor_request(state, decision, request_id, events, seen))
             # As the referee does for a bot that answers at once: poll for the answer
-            # up to QUICK_ANSWER_S, and wait through Trio only if it has not come.
+            # up to QUICK_ANSWER_S, and block in the kernel only if it has not come.
             limit = clock() + QUICK_ANSWER_S
             while not (there := bool(polls[seat].poll(0))) and clock() < limit:
                 pass
             if not there:
-                await trio.lowlevel.wait_readable(reads[seat])
+                polls[seat].poll()  # a wait in the kernel, as the referee's when no other task is runnable
             # instant_c writes each answer with one write: one read is one line.
             message = decode_bot_message(os.read(reads[seat], 65536)[:-1])
             events += state.apply(seat, action_decoder.decode(message.action))  # type: ignore[union-attr]
@@ -201,94 +206,7 @@ async def floor_slice(bots: list[BotProcess], counts: Counts) -> None:
     counts.add(decisions, time.perf_counter() - began, time.process_time() - cpu)
 
 
-class HandWritten:
-    """The hand-written harness: what a host would write in an afternoon around famiglia's engine.
-
-    Its own warm bot processes (subprocess.Popen of the same bot command, no sandbox),
-    blocking writes and readline, the json module both ways (engine values turned into
-    plain dicts with msgspec.to_builtins, which any harness on this engine needs), the
-    action converted back to the engine's type, no clocks, no records, no error handling.
-    """
-
-    def __init__(self, bot: BotSpec, players: int) -> None:
-        self.rules = get_rules("vendetta")
-        self.config = self.rules.config({})
-        self.processes = [
-            subprocess.Popen(bot.command, cwd=bot.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            for _ in range(players)
-        ]
-        self.names = [bot.name] * players
-
-    def send(self, seat: int, message: dict[str, object]) -> None:
-        stdin = self.processes[seat].stdin
-        assert stdin is not None
-        stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
-        stdin.flush()
-
-    def receive(self, seat: int) -> dict[str, object]:
-        stdout = self.processes[seat].stdout
-        assert stdout is not None
-        answer: dict[str, object] = json.loads(stdout.readline())
-        return answer
-
-    def play(self, seed: int) -> int:
-        """One game on the deal of `seed`; the number of decisions."""
-        n = len(self.processes)
-        config = msgspec.to_builtins(self.config)
-        for seat in range(n):
-            self.send(
-                seat,
-                {
-                    "type": "start",
-                    "protocol": PROTOCOL_VERSION,
-                    "game": "vendetta",
-                    "match": f"hand-{seed}",
-                    "seat": seat,
-                    "players": n,
-                    "names": self.names,
-                    "variants": {},
-                    "config": config,
-                    "time": msgspec.to_builtins(TimeControl()),
-                },
-            )
-            self.receive(seat)  # ready
-        state = self.rules.new_game(n, self.config, SeededChance(seed))
-        events: list[msgspec.Struct] = []
-        seen = [0] * n
-        request_id = 0
-        while (decision := state.decision()) is not None:
-            seat = decision.seat
-            request_id += 1
-            self.send(
-                seat,
-                {
-                    "type": "request",
-                    "id": request_id,
-                    "decision": decision.kind,
-                    "view": msgspec.to_builtins(state.view(seat)),
-                    "events": msgspec.to_builtins(state.events_for(seat, events[seen[seat] :])),
-                    "options": msgspec.to_builtins(decision.options),
-                    "constraints": msgspec.to_builtins(decision.constraints),
-                    "time_ms": 1000,
-                    "bank_ms": 0,
-                },
-            )
-            seen[seat] = len(events)
-            answer = self.receive(seat)
-            events += state.apply(seat, msgspec.convert(answer["action"], self.rules.action_type))
-        result = msgspec.to_builtins(result_of(state.outcome()))
-        for seat in range(n):
-            self.send(seat, {"type": "end", "match": f"hand-{seed}", "seat": seat, "result": result, "events": []})
-        return request_id
-
-    def close(self) -> None:
-        for process in self.processes:
-            assert process.stdin is not None
-            process.stdin.close()
-            process.wait()
-
-
-def hand_written_slice(harness: HandWritten, counts: Counts) -> None:
+def hand_written_slice(harness: HandWritten | HandWrittenMsgspec, counts: Counts) -> None:
     """Whole games of the hand-written harness, on the same deals as the referee's."""
     began, cpu = time.perf_counter(), time.process_time()
     decisions = 0
@@ -370,22 +288,29 @@ async def bench(args: argparse.Namespace) -> None:
         echo_process = await trio.lowlevel.open_process(
             echo.command, cwd=echo.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        referee, floor, bare, hand = Counts(), Counts(), Counts(), Counts()
-        harness = HandWritten(bot, args.players)
+        referee, floor, bare = Counts(), Counts(), Counts()
+        harnesses: list[HandWritten | HandWrittenMsgspec] = [
+            HandWritten(bot, args.players),
+            HandWrittenMsgspec(bot, args.players),
+        ]
+        hands = [Counts() for _ in harnesses]
         channels: list[BotChannel] = list(processes)
         with tempfile.TemporaryDirectory(prefix="famiglia-bench-") as tmp:
             replays = Path(tmp) if args.replays else None
-            # A short warm-up of both, not counted.
+            # A short warm-up of each, not counted.
             await referee_slice(channels, settings, Counts(), replays)
             await floor_slice(processes, Counts())
             await ping_pong_slice(echo_process, lines, Counts())
-            hand_written_slice(harness, Counts())
+            for harness in harnesses:
+                hand_written_slice(harness, Counts())
             while referee.seconds < args.seconds:
                 await referee_slice(channels, settings, referee, replays)
-                hand_written_slice(harness, hand)
+                for harness, hand in zip(harnesses, hands, strict=True):
+                    hand_written_slice(harness, hand)
                 await floor_slice(processes, floor)
                 await ping_pong_slice(echo_process, lines, bare)
-        harness.close()
+        for harness in harnesses:
+            harness.close()
         assert echo_process.stdin is not None
         await echo_process.stdin.aclose()
         await echo_process.wait()
@@ -416,30 +341,42 @@ async def bench(args: argparse.Namespace) -> None:
     )
     print(f"for reference, a blocking (no event loop) round trip: {blocking_round_trip_us(echo, lines):.1f} us")
     print(f"load average after: {load_average()}")
-    print(
-        f"hand-written harness: {hand.games} games, {hand.count} decisions in {hand.seconds:.2f} s: "
-        f"{hand.seconds / hand.count * 1e6:.1f} us/decision wall, {hand.cpu / hand.count * 1e6:.1f} us of CPU; "
-        f"decisions per game {hand.count / hand.games:.1f} (referee {referee.count / referee.games:.1f})"
-    )
-    cpu_ratios = [
-        (rc / rn) / (hc / hn)
-        for rc, rn, hc, hn in zip(referee.cpus, referee.counts, hand.cpus, hand.counts, strict=True)
-    ]
     cpu_us = referee.cpu / referee.count * 1e6
-    cpu_ratio = statistics.median(cpu_ratios)
-    print(
-        "referee CPU / hand-written CPU per pair of slices: "
-        + " ".join(f"{r:.2f}" for r in cpu_ratios)
-        + f"; ratio of the totals {(referee.cpu / referee.count) / (hand.cpu / hand.count):.2f}"
-    )
-    floor_vs_hand = (floor.cpu / floor.count) / (hand.cpu / hand.count)
-    print(
-        f"floor CPU / hand-written CPU: {floor_vs_hand:.2f} (the engine, the full view encoded, one write, the "
-        "answer polled for, one read per decision, and nothing else: a referee on this engine, protocol and Trio "
-        "spends at least this)"
-    )
+    cpu_ratio = 0.0
+    for harness, hand in zip(harnesses, hands, strict=True):
+        print(
+            f"hand-written harness ({harness.label}): {hand.games} games, {hand.count} decisions in "
+            f"{hand.seconds:.2f} s: {hand.seconds / hand.count * 1e6:.1f} us/decision wall, "
+            f"{hand.cpu / hand.count * 1e6:.1f} us of CPU; decisions per game {hand.count / hand.games:.1f} "
+            f"(referee {referee.count / referee.games:.1f})"
+        )
+        cpu_ratio = cpu_ratio_of(referee, hand)  # the last harness, msgspec, is the target's baseline
+        floor_vs_hand = cpu_ratio_of(floor, hand)
+        print(
+            f"  referee CPU / {harness.label} hand-written CPU per pair of slices: "
+            + " ".join(f"{r:.2f}" for r in cpu_ratios(referee, hand))
+            + f"; median {cpu_ratio:.2f}, ratio of the totals {(referee.cpu / referee.count) / (hand.cpu / hand.count):.2f}"
+        )
+        print(
+            f"  floor CPU / {harness.label} hand-written CPU: {floor_vs_hand:.2f} (the engine, the full view encoded, "
+            "one write, the answer polled for, one read per decision, and nothing else: a referee on this engine, "
+            "protocol and Trio spends at least this)"
+        )
     print(f"bare pipe (informative): the referee reaches {ratio:.2f} of bare Trio pipe round trips")
-    print(f"referee: {decisions_per_s:.0f} decisions/s {cpu_us:.1f} us CPU/decision {cpu_ratio:.2f}x hand-written CPU")
+    print(
+        f"referee: {decisions_per_s:.0f} decisions/s {cpu_us:.1f} us CPU/decision {cpu_ratio:.2f}x hand-written "
+        "msgspec CPU"
+    )
+
+
+def cpu_ratios(a: Counts, b: Counts) -> list[float]:
+    """CPU per decision of ``a`` over ``b``'s, per pair of adjacent slices."""
+    return [(ac / an) / (bc / bn) for ac, an, bc, bn in zip(a.cpus, a.counts, b.cpus, b.counts, strict=True)]
+
+
+def cpu_ratio_of(a: Counts, b: Counts) -> float:
+    """The median of ``cpu_ratios``: a change of the machine's speed during the run hits both sides of a pair."""
+    return statistics.median(cpu_ratios(a, b))
 
 
 def main() -> None:
@@ -448,7 +385,16 @@ def main() -> None:
     parser.add_argument("--bot", default="bench/bots/instant_c", help="bot folder, from the repository root")
     parser.add_argument("--players", type=int, choices=(3, 4, 5), default=4, help="Vendetta table size")
     parser.add_argument("--replays", action="store_true", help="write a replay file per match")
-    trio.run(bench, parser.parse_args())
+    parser.add_argument(
+        "--trio-wait",
+        action="store_true",
+        help="the referee waits for every answer through Trio's run loop, never in the kernel (as before "
+        "2026-11-26), to compare the two in alternating runs",
+    )
+    args = parser.parse_args()
+    if args.trio_wait:
+        referee.match._idle_wait = lambda: None  # never idle as far as the referee can tell
+    trio.run(bench, args)
 
 
 if __name__ == "__main__":

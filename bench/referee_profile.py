@@ -8,8 +8,11 @@ that are separate calls are wrapped with ``time.thread_time_ns`` (CPU time of th
 referee's thread, not wall time): the engine's calls, the encoding of the request,
 the write (``BotProcess.send``), the look for unasked output before it
 (``_Match.check_unasked``), the read of an answer already there
-(``_Match.line_now``), the wait and read of the answer otherwise
-(``BotProcess.readline``, through Trio's run loop) and the decoding. What the
+(``_Match.line_now``), the wait in the kernel when no other task is runnable
+(``_Match.line_blocking``), the wait and read of the answer otherwise
+(``BotProcess.readline``, through Trio's run loop), the decoding, and the
+bot's control group: its CPU meter read before each request and after each
+answer, and the freezer. What the
 wrappers themselves cost is measured first and taken off. "The rest" is the
 thread's CPU outside those calls: the match loop, clocks, records, events and
 Trio's scheduling outside the wait. Prints a Markdown table, us per decision.
@@ -37,6 +40,7 @@ from referee.bots import load_bot
 from referee.games.vendetta import VendettaState
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
+from referee.sandbox.cgroups import BotCgroup
 from referee.settings import RefereeSettings
 
 spent: collections.Counter[str] = collections.Counter()
@@ -96,8 +100,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
-    match.encode_message = timed("encode the request (msgspec)", match.encode_message)  # type: ignore[assignment]
-    match.decode_bot_message = timed("decode the answer (msgspec)", match.decode_bot_message)  # type: ignore[assignment]
+    match.encode_message = timed("encode the request (msgspec)", match.encode_message)  # type: ignore[attr-defined]
+    match.decode_bot_message = timed("decode the answer (msgspec)", match.decode_bot_message)  # type: ignore[attr-defined]
     for name, label in [
         ("decision", "engine: decision"),
         ("transient_view", "engine: the seat's view"),
@@ -105,14 +109,22 @@ def main() -> None:
         ("apply", "engine: apply the action"),
     ]:
         setattr(VendettaState, name, timed(label, getattr(VendettaState, name)))
-    BotProcess.send = timed_async("write (BotProcess.send: os.write, wakes the bot)", BotProcess.send)  # type: ignore[method-assign]
-    BotProcess.readline = timed_async("wait and read (BotProcess.readline through Trio)", BotProcess.readline)  # type: ignore[method-assign]
+    BotProcess.send = timed_async("write (BotProcess.send: os.write, wakes the bot)", BotProcess.send)  # type: ignore[method-assign,assignment]
+    BotProcess.readline = timed_async("wait and read (BotProcess.readline through Trio)", BotProcess.readline)  # type: ignore[method-assign,assignment]
     match._Match.line_now = timed(  # type: ignore[method-assign]
         "read an answer there or polled for (LineReader.line_within: poll, read)", match._Match.line_now
+    )
+    match._Match.line_blocking = timed(  # type: ignore[method-assign]
+        "wait for the answer in the kernel (LineReader.line_blocking: poll, read)", match._Match.line_blocking
     )
     match._Match.check_unasked = timed(  # type: ignore[method-assign]
         "look for unasked output before the request (poll)", match._Match.check_unasked
     )
+    # The control group's CPU meter (read before each request and after each answer)
+    # and its freezer: patched on the class, before the bots bind them.
+    BotCgroup.cpu_usage_ns = timed("read the bot's CPU meter (its cgroup's usage file)", BotCgroup.cpu_usage_ns)  # type: ignore[method-assign]
+    BotCgroup.freeze = timed("freeze the bot's tree", BotCgroup.freeze)  # type: ignore[method-assign]
+    BotCgroup.thaw = timed("thaw the bot's tree", BotCgroup.thaw)  # type: ignore[method-assign]
     cost = wrapper_cost_ns()
     decisions, total = trio.run(play, args.seconds)
     wrappers = sum(calls.values()) * cost

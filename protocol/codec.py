@@ -24,6 +24,7 @@ brackets than the limit.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import select
@@ -173,7 +174,9 @@ def write_now(stream: trio.abc.SendStream, data: bytes) -> bytes:
 class LineReader:
     """Reads newline-terminated lines from a byte stream, bounded by ``max_line``."""
 
-    __slots__ = ("_buffer", "_pipe", "_poll", "_poll_fd", "_scanned", "_source", "bytes_read", "max_line")
+    __slots__ = (
+        "_block", "_block_fds", "_buffer", "_pipe", "_poll", "_poll_fd", "_scanned", "_source", "bytes_read", "max_line",
+    )  # fmt: skip
 
     def __init__(self, source: ByteSource, max_line: int = DEFAULT_MAX_LINE) -> None:
         self._source = source
@@ -187,6 +190,8 @@ class LineReader:
         self.bytes_read = 0
         self._poll: select.poll | None = None  # for pending_line: is the pipe readable now?
         self._poll_fd = -1
+        self._block: select.poll | None = None  # for line_blocking: the pipe and the caller's wake-up descriptor
+        self._block_fds = (-1, -1)
 
     async def readline(self) -> bytes:
         """The next line without its newline; StreamClosed at the end of the stream."""
@@ -269,6 +274,44 @@ class LineReader:
             if (line := self.pending_line()) is not None:
                 return line
         return None
+
+    def line_blocking(self, seconds: float, wake_fd: int) -> bytes | None:
+        """Block in the kernel until the pipe or ``wake_fd`` is readable or ``seconds`` pass; then the
+        line, if the pipe now holds all of it and ``wake_fd`` is quiet; else None (what was read of a
+        line is kept for ``readline``). Returns at once when the pipe already holds something.
+
+        For a caller that has nothing else to do until the line comes: one
+        ``poll`` system call instead of a trip through an event loop. ``wake_fd``
+        is the event loop's own descriptor (readable when anything else it
+        waits for has happened), so the caller is woken for that too; it then
+        gets None and waits through its loop. A line only begun, the end of the
+        stream and errors are also None: ``readline`` deals with them.
+        """
+        pipe = self._pipe
+        if pipe is None or (fd := pipe.fileno()) < 0 or self._buffer:
+            return None  # a line begun is finished by readline
+        if self._block_fds != (fd, wake_fd):
+            self._block = select.poll()
+            self._block.register(fd, select.POLLIN)
+            self._block.register(wake_fd, select.POLLIN)
+            self._block_fds = (fd, wake_fd)
+        assert self._block is not None
+        # poll takes milliseconds; rounded up, so the caller's next deadline has passed if it times out.
+        ready = self._block.poll(math.ceil(seconds * 1000))
+        if len(ready) != 1 or ready[0][0] != fd:
+            return None  # the time is up, or the event loop has something to do (maybe both fds)
+        # The pipe is readable: read it without asking poll again.
+        try:
+            chunk = os.read(fd, min(65536, self.max_line + 1 - self._scanned))
+        except OSError:  # nothing after all, or broken: readline reports what is wrong
+            return None
+        if not chunk:
+            return None  # the end of the stream, for readline to report
+        self.bytes_read += len(chunk)
+        if chunk[-1] == 10 and chunk.find(b"\n") == len(chunk) - 1:
+            return chunk[:-1]  # exactly one whole line, as in readline
+        self._buffer += chunk
+        return self._buffered_line()
 
     def quiet(self) -> bool:
         """Nothing buffered and nothing in the pipe now (one ``poll``, no read): the usual

@@ -16,7 +16,10 @@ An answer that is already in the pipe when the request has been written (the
 bot ran while the referee was preempted, or answered on another core) is taken
 without a trip through Trio's scheduler, which costs as much as the rest of a
 decision; so is one that comes within ``QUICK_ANSWER_S`` from a bot whose
-previous answer came as fast (the referee polls its pipe for it). So that one
+previous answer came as fast (the referee polls its pipe for it). When it has
+not come and no other task is runnable, the referee waits for it in the kernel
+(``_idle_wait``: one ``poll`` of the bot's pipe and of Trio's own descriptor,
+bounded by Trio's next deadline), not through the run loop. So that one
 match cannot hold the Trio thread while its bots answer at once, a match
 yields to the other tasks once it has run ``FAIR_SLICE_S`` of CPU since its
 last wait (``_Match.ask``).
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import select
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -106,6 +110,57 @@ QUICK_RETRY = 8
 
 QUICK_RETRY_MAX = 512
 """The most decisions between two polls of a seat whose answers keep not coming in time."""
+
+
+def _idle_wait() -> tuple[float, int] | None:
+    """How long this thread may block in the kernel for one bot's answer, and the descriptor that
+    wakes it for anything else: (seconds to Trio's next deadline, its epoll descriptor); or None.
+
+    Under load an instant bot's answer is rarely there within ``QUICK_ANSWER_S``:
+    the bot waits for a core. Waiting through Trio's run loop then costs the
+    referee several times the CPU of the rest of the decision (a wait, the
+    epoll registration and its removal, and the loop's own steps), and on a
+    busy host the referee's CPU share is what bounds its decisions per second
+    (bench/README.md, issue 30). When no other task is runnable, one ``poll``
+    of the bot's pipe and of Trio's epoll descriptor, bounded by Trio's next
+    deadline (the watchdog's), waits for what the run loop would have waited for:
+    the answer, any other I/O or thread or signal wake-up (they all make the
+    epoll descriptor readable), or a deadline. Trio's run loop has no public
+    call for this, so its runner is read directly, and anything unusual
+    (another clock, instruments, guest mode, a test waiting for all tasks to
+    block, more than ``_IDLE_WAIT_TASKS`` tasks, a Trio without these
+    attributes) gets None: the usual wait.
+    """
+    runner = getattr(_RUN_CONTEXT, "runner", None)
+    try:
+        if (
+            runner is None
+            or runner.runq
+            or len(runner.tasks) > _IDLE_WAIT_TASKS
+            # A task scheduled in the batch the run loop is stepping through now is in
+            # no queue; it is marked by what it is to be resumed with (None once it runs).
+            or any(task._next_send_fn is not None for task in runner.tasks)
+            or runner.waiting_for_idle
+            or runner.instruments["_all"]  # the run loop's hooks would miss this wait
+            or runner.is_guest
+            or type(runner.clock) is not _SYSTEM_CLOCK
+        ):
+            return None
+        seconds: float = runner.deadlines.next_deadline() - runner.clock.current_time()
+        wake_fd: int = runner.io_manager._epoll.fileno()
+    except (AttributeError, KeyError, TypeError):  # a Trio whose runner differs: the usual wait
+        return None
+    # No deadline at all (not so in a match: the watchdog always has one): look again within a second.
+    return (min(seconds, 1.0), wake_fd) if seconds > 0 else None
+
+
+_IDLE_WAIT_TASKS = 64
+"""The most Trio tasks a referee may have for ``_idle_wait`` to look through them all (a few
+matches); one with more (a tournament's hundreds of games) waits through Trio's run loop, whose
+wait then collects many answers at once."""
+
+_RUN_CONTEXT: Any = getattr(getattr(trio._core, "_run", None), "GLOBAL_RUN_CONTEXT", None)
+_SYSTEM_CLOCK: Any = getattr(getattr(trio._core, "_run", None), "SystemClock", None)
 
 
 class BotChannel(Protocol):
@@ -299,6 +354,8 @@ class _Match:
         # slice cannot be over before the wall time slice_due.
         self.slice_cpu = time.thread_time()
         self.slice_due = self.now() + FAIR_SLICE_S
+        self.wake_poll = select.poll()  # Trio's epoll descriptor, for others_waiting
+        self.wake_fd = -1
 
     # --- records -----------------------------------------------------------
 
@@ -558,8 +615,27 @@ class _Match:
         if spent < FAIR_SLICE_S:
             self.slice_due = now + (FAIR_SLICE_S - spent)  # the soonest the CPU clock can get there
             return
+        if not self.others_waiting():
+            # No other task to let run (one match alone in its referee): a pass through
+            # Trio's run loop would cost the CPU of a third of a decision for nothing.
+            self.new_slice()
+            return
         await trio.lowlevel.cancel_shielded_checkpoint()
         self.new_slice()
+
+    def others_waiting(self) -> bool:
+        """Whether another Trio task may have something to do now: one runnable, a deadline
+        passed, or I/O ready that the run loop has not collected (its epoll descriptor is
+        readable). True whenever ``_idle_wait`` cannot tell."""
+        idle = _idle_wait()
+        if idle is None:
+            return True
+        wake_fd = idle[1]
+        if wake_fd != self.wake_fd:  # a poll object per match: never shared between threads
+            self.wake_poll = select.poll()
+            self.wake_poll.register(wake_fd, select.POLLIN)
+            self.wake_fd = wake_fd
+        return bool(self.wake_poll.poll(0))
 
     def new_slice(self) -> None:
         """The match has just waited or yielded: its slice starts again."""
@@ -570,6 +646,13 @@ class _Match:
         """The seat's next line if all of it is there now or within ``seconds`` (polled), without waiting; else None."""
         try:
             return reader.line_within(seconds, self.now) if seconds else reader.pending_line()
+        except ProtocolViolation as exc:
+            raise BotProtocolError(str(exc)) from None
+
+    def line_blocking(self, reader: LineReader, seconds: float, wake_fd: int) -> bytes | None:
+        """``LineReader.line_blocking``, its protocol errors the seat's."""
+        try:
+            return reader.line_blocking(seconds, wake_fd)
         except ProtocolViolation as exc:
             raise BotProtocolError(str(exc)) from None
 
@@ -685,11 +768,19 @@ class _Match:
             # and no pass through Trio's scheduler unless this match has held the
             # thread for its slice.
             first: BotMessage | None = None
-            if reader is not None and (line := self.answer_now(seat, reader)) is not None:
-                first = self.decode(line)
+            if reader is not None:
+                line = self.answer_now(seat, reader)
+                if line is None and not seat.early and (idle := _idle_wait()) is not None:
+                    # Nothing else for this thread to do until the answer (or a deadline, or
+                    # other I/O) comes: wait in the kernel, not through Trio's run loop.
+                    line = self.line_blocking(reader, *idle)
+                if line is not None:
+                    first = self.decode(line)
             if isinstance(first, Action) and not seat.early:
                 message: Ready | Action[msgspec.Raw] = first
                 end = self.now()
+                # After a wait in the kernel as after none: the slice goes on (that wait let
+                # no other task run, there was none), and keep_slice yields only to another.
                 if end >= self.slice_due:
                     await self.keep_slice(end)
             else:

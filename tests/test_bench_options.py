@@ -11,8 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# referee.py and referee_loopback.py take --seconds through bench/machine.py's positive_seconds;
-# fairness.py's counts go through its own bounded_count.
+# referee.py, referee_loopback.py and busy.py take times through bench/machine.py's positive_seconds;
+# fairness.py's counts go through its own bounded_count, busy.py's loops through bounded_loops.
 @pytest.mark.parametrize(
     ("script", "option", "complaint"),
     [
@@ -33,6 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
         ("bench/fairness.py", ["--scenario", "both"], "invalid choice: 'both' (choose from 'spin', 'load', 'all')"),
         ("bench/fairness.py", ["--clock", "sun"], "invalid choice: 'sun' (choose from 'wall', 'cpu')"),
         ("bench/concurrency.py", ["--clock", "sun"], "invalid choice: 'sun' (choose from 'wall', 'cpu')"),
+        ("bench/busy.py", ["--seconds", "0"], "the time to measure must be more than 0 seconds"),
+        ("bench/busy.py", ["--slice", "nan"], "the time to measure must be more than 0 seconds"),
+        ("bench/busy.py", ["--loops", "99"], "'99': the number of busy loops must be from 0 to 64"),
+        ("bench/busy.py", ["--loops", "some"], "argument --loops: 'some' is not a whole number"),
     ],
 )
 def test_a_bad_option_is_one_usage_error(script: str, option: list[str], complaint: str) -> None:
