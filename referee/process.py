@@ -107,10 +107,6 @@ class ChildProcess:
         self.stdout: trio.abc.ReceiveStream | None = stdout
         self.stderr: trio.abc.ReceiveStream | None = stderr
         self._wait_lock = trio.Lock()
-        try:
-            self._pidfd: int | None = os.pidfd_open(popen.pid)
-        except (AttributeError, OSError):  # an old kernel: poll instead
-            self._pidfd = None
 
     @property
     def pid(self) -> int:
@@ -124,17 +120,26 @@ class ChildProcess:
     async def wait(self) -> int:
         """The exit status (negative: killed by that signal), once the process has exited."""
         async with self._wait_lock:
-            if self._pidfd is not None:
-                if self._popen.poll() is None:
-                    # Readable once the process has exited; reaping it then cannot block.
-                    await trio.lowlevel.wait_readable(self._pidfd)
-                self._popen.wait()
-                fd, self._pidfd = self._pidfd, None
-                trio.lowlevel.notify_closing(fd)
-                os.close(fd)
-            else:
-                while self._popen.poll() is None:
-                    await trio.sleep(0.01)
+            if self._popen.poll() is None:
+                # The pidfd is opened only now, not for the process's whole life: a
+                # referee holding thousands of bots counts descriptors (bench/concurrency.py).
+                # The pid cannot name another process meanwhile: only this object reaps
+                # the child, and poll has just said it is not reaped.
+                try:
+                    pidfd: int | None = os.pidfd_open(self._popen.pid)
+                except (AttributeError, OSError):  # an old kernel: poll instead
+                    pidfd = None
+                if pidfd is not None:
+                    try:
+                        # Readable once the process has exited; reaping it then cannot block.
+                        await trio.lowlevel.wait_readable(pidfd)
+                    finally:
+                        trio.lowlevel.notify_closing(pidfd)
+                        os.close(pidfd)
+                    self._popen.wait()
+                else:
+                    while self._popen.poll() is None:
+                        await trio.sleep(0.01)
         await trio.lowlevel.checkpoint()
         code = self._popen.returncode
         assert code is not None
@@ -487,7 +492,7 @@ def raise_open_file_limit(wanted: int = 65536) -> int:
     """Raise this process's soft open-file limit towards ``wanted`` (capped by the hard limit, which
     root raises too).
 
-    Each bot costs the referee five descriptors (three pipes, a pidfd and its
+    Each bot costs the referee four descriptors (three pipes and its
     control group's CPU time), and a tournament runs many at once; the common
     soft default of 1024 is too few. Returns the soft limit now in force.
     """

@@ -7,9 +7,10 @@ settings alone, before any bot starts:
 - uids: run as root at the standard or strict sandbox level, every bot alive gets
   a uid of its own from a block of UIDS_PER_REFEREE (8,192) per referee process
   (referee/sandbox/launch.py); one more bot could not start.
-- open files: each bot costs the referee five descriptors (stdin, the stdout FIFO,
-  stderr, a pidfd and its control group's CPU time file; referee/process.py,
-  referee/sandbox/cgroups.py), each game one more for its replay file,
+- open files: each bot costs the referee four descriptors (stdin, the stdout FIFO,
+  stderr and its control group's CPU time file; referee/process.py,
+  referee/sandbox/cgroups.py; a pidfd only while its exit is awaited, and a poll
+  instead where none can be had), each game one more for its replay file,
   and the referee keeps a few dozen of its own (store, event loop, workers' pipes);
   the process's limit is its soft RLIMIT_NOFILE, which the referee raises to the
   hard limit (at most 65,536; as root it first tries to raise the hard limit to
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 UIDS_PER_REFEREE = _UIDS_PER_REFEREE
-FILES_PER_BOT = 4
+FILES_PER_BOT = 3
 FILES_PER_CONTAINED_BOT = FILES_PER_BOT + 1  # at standard and strict: its control group's CPU time file
 FILES_PER_GAME = 1
 FILES_RESERVED = 64

@@ -7,6 +7,7 @@ machine leaves it in when a bot prints why it fails and exits at once.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -51,5 +52,30 @@ async def test_a_missing_program_is_reported_with_the_reason_the_chain_printed(t
         error = str(await bot.crash_error("closed its output"))
         assert "no-such-bot-program" in error.partition("; stderr: ")[2], error
         await bot.aclose()
+    finally:
+        launch.release()
+
+
+async def test_a_running_bot_holds_no_pidfd_and_its_exit_is_still_awaited(tmp_path: object) -> None:
+    # A referee holding thousands of bots counts descriptors: the pidfd is opened only to wait.
+    settings = RefereeSettings(sandbox="none")
+    spec = BotSpec(name="reader", command=[sys.executable, "-c", "import sys; sys.stdin.read()"], cwd=str(tmp_path))
+
+    def pidfds() -> int:
+        count = 0
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                count += "pidfd" in os.readlink(f"/proc/self/fd/{fd}")
+            except FileNotFoundError:  # the listing's own descriptor, closed since
+                pass
+        return count
+
+    launch = prepare_launch(spec, settings)
+    try:
+        before = pidfds()
+        bot = BotProcess(spec, spawn(launch, spec, settings.bot_environment()), settings, launch)
+        assert pidfds() == before
+        await bot.aclose()  # end of input: the bot exits, and its exit is awaited through a pidfd
+        assert bot.process.returncode == 0 and pidfds() == before
     finally:
         launch.release()

@@ -32,10 +32,10 @@ def test_workers_share_the_concurrency() -> None:
 
 
 def test_open_files_bound_every_level() -> None:
-    # 100 games of 4: 400 bots x 4 descriptors + 100 replays + 64 of the referee's own.
-    check_capacity(100, 1, 4, "none", root=False, open_files=1764)
-    with pytest.raises(CapacityError, match=r"about 1764 open files.*limit of 1763.*ulimit -n"):
-        check_capacity(100, 1, 4, "none", root=False, open_files=1763)
+    # 100 games of 4: 400 bots x 3 descriptors + 100 replays + 64 of the referee's own.
+    check_capacity(100, 1, 4, "none", root=False, open_files=1364)
+    with pytest.raises(CapacityError, match=r"about 1364 open files.*limit of 1363.*ulimit -n"):
+        check_capacity(100, 1, 4, "none", root=False, open_files=1363)
 
 
 @pytest.mark.parametrize(
