@@ -161,7 +161,10 @@ def _gone_before_ready(message: dict[str, Any]) -> list[Response]:
     [lambda: _GoneAtStart(passing, name="gone"), lambda: ScriptedBot(_gone_before_ready, name="gone")],
     ids=["before-its-start", "on-reading-its-start"],
 )
-async def test_a_warm_process_gone_before_ready_is_replaced_by_a_fresh_one_that_plays(gone: Any) -> None:
+async def test_a_warm_process_gone_before_ready_is_replaced_by_a_fresh_one_that_plays(
+    gone: Any, autojump_clock: Any
+) -> None:
+    # A virtual clock: a busy machine must not turn the fresh bot's answers into timeouts.
     fresh = passer()
     asked: list[int] = []
 
@@ -176,7 +179,7 @@ async def test_a_warm_process_gone_before_ready_is_replaced_by_a_fresh_one_that_
     assert fresh.requests() and record.timings[1].decisions == len(fresh.requests())
 
 
-async def test_a_process_gone_before_ready_with_no_replacement_forfeits_on_a_crash() -> None:
+async def test_a_process_gone_before_ready_with_no_replacement_forfeits_on_a_crash(autojump_clock: Any) -> None:
     async def replace(seat: int) -> None:
         return None
 
@@ -186,7 +189,7 @@ async def test_a_process_gone_before_ready_with_no_replacement_forfeits_on_a_cra
     assert (termination.seat, termination.kind, termination.request) == (1, "crash", 0)
 
 
-async def test_a_bot_that_answers_start_with_garbage_is_not_replaced_but_forfeits() -> None:
+async def test_a_bot_that_answers_start_with_garbage_is_not_replaced_but_forfeits(autojump_clock: Any) -> None:
     asked: list[int] = []
 
     async def replace(seat: int) -> ScriptedBot:
