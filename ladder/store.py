@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime
 import hmac
-import os
 import secrets
 import sqlite3
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from referee.private import create_private, make_private_dirs, tighten
+from tournaments.store import open_private_database, tighten_database
 
 if TYPE_CHECKING:
     from referee.match import MatchRecord
@@ -185,22 +184,12 @@ class LadderStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            make_private_dirs(path.parent)
-            try:
-                os.close(create_private(path))
-            except FileExistsError:
-                pass
             # Used from the Trio thread and from worker threads (check-bot runs in one); the
             # server serialises access, SQLite's busy timeout covers the CLI writing beside it.
-            self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.execute("PRAGMA busy_timeout=5000")
+            self.db = open_private_database(path)
             self.db.executescript(_SCHEMA)
             self.db.execute("INSERT OR IGNORE INTO ladder VALUES (1, ?, ?)", (secrets.token_bytes(32), _now()))
-            for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                tighten(name)
+            tighten_database(path)
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"{path}: cannot use as a ladder store: {exc}") from None
 

@@ -59,6 +59,8 @@ __all__ = [
     "StoreLock",
     "hold_store",
     "lock_path",
+    "open_private_database",
+    "tighten_database",
 ]
 
 SCHEMA_VERSION = 1
@@ -191,40 +193,52 @@ class HarnessError(msgspec.Struct, frozen=True, kw_only=True):
     traceback: str
 
 
+def open_private_database(path: Path) -> sqlite3.Connection:
+    """An SQLite file readable by its owner alone (made 0600 before SQLite opens it, which gives
+    its -wal and -shm files the same permissions), in WAL mode with foreign keys on.
+
+    check_same_thread=False: writes happen in a worker thread (to keep the
+    referee's Trio loop free) while reads happen on the main thread; the caller
+    serialises access. sqlite3.DatabaseError or OSError when it cannot be used.
+    """
+    make_private_dirs(path.parent)
+    try:
+        os.close(create_private(path))
+    except FileExistsError:
+        pass
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    # NORMAL under WAL: a commit appends to the -wal file without waiting
+    # for the disk; SQLite syncs at checkpoints only. A killed process
+    # loses nothing committed (the operating system holds the file's pages);
+    # a power cut or a kernel crash may lose the last transactions, never
+    # corrupt the file. Games lost that way have no result row, so the next
+    # run plays them again, like any game that was not recorded. FULL
+    # would wait for the disk at every commit for what only a power cut takes.
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA foreign_keys=ON")
+    db.execute("PRAGMA busy_timeout=5000")
+    return db
+
+
+def tighten_database(path: Path) -> None:
+    """The database's file and its -wal and -shm files made the owner's alone (as an older famiglia left them open)."""
+    for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        tighten(name)
+
+
 class Store:
     """A tournament's results file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            make_private_dirs(path.parent)
-            try:
-                # Made 0600 before SQLite opens it; SQLite gives its -wal and
-                # -shm files the database's permissions.
-                os.close(create_private(path))
-            except FileExistsError:
-                pass
-            # check_same_thread=False: writes happen in a worker thread (to keep the
-            # referee's Trio loop free) while reads happen on the main thread; the
-            # caller serialises access.
-            self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL under WAL: a commit appends to the -wal file without waiting
-            # for the disk; SQLite syncs at checkpoints only. A killed process
-            # loses nothing committed (the operating system holds the file's pages);
-            # a power cut or a kernel crash may lose the last transactions, never
-            # corrupt the file. Games lost that way have no result row, so the next
-            # run plays them again, like any game that was not recorded. FULL
-            # would wait for the disk at every commit for what only a power cut takes.
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.execute("PRAGMA busy_timeout=5000")
+            self.db = open_private_database(path)
             self.db.executescript(_SCHEMA)
             self._make_identity()
             self._make_versions()
             # A store an older famiglia made readable by all becomes the host's alone.
-            for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                tighten(name)
+            tighten_database(path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: cannot use as a results database: {exc}") from None
         except OSError as exc:
