@@ -388,3 +388,20 @@ async def test_a_ready_line_in_the_pipe_in_time_counts_though_the_referee_read_i
             for bot in bots:
                 await bot.aclose()
     assert record.result.terminations == [] and record.timings[0].decisions > 0
+
+
+async def test_half_a_ready_line_in_the_pipe_at_the_deadline_is_still_a_timeout() -> None:
+    # Only a whole line counts: the rest of it never came.
+    async with trio.open_nursery() as nursery:
+        half = _NotScheduledAtFirst(at_start([READY[:10]]), nursery, name="half")
+        bots = [half, PipeBot(pipe_passing, nursery, name="a"), PipeBot(pipe_passing, nursery, name="b")]
+        settings = RefereeSettings(time=TimeControl(startup_ms=500, move_ms=10_000), clock="wall")
+        try:
+            record = await run_match(SPEC, bots, settings)
+        finally:
+            nursery.cancel_scope.cancel()
+            for bot in bots:
+                await bot.aclose()
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind) == (0, "timeout")
+    assert termination.reason == "no ready line within the startup limit of 500 ms"

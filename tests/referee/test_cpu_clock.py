@@ -190,3 +190,44 @@ async def test_a_start_up_that_sleeps_past_the_backstop_times_out_on_wall_time(t
     (termination,) = record.result.terminations
     assert (termination.seat, termination.kind) == (1, "timeout")
     assert termination.reason.startswith("no ready line within 1000 ms of wall time (2 x the startup limit of 500 ms)")
+
+
+CHILD_BURNS_AT_START = """
+import itertools, os, sys, time
+from protocol.bot import serve
+
+line = sys.stdin.buffer.readline()
+child = os.fork()
+if child == 0:  # the work is done by a child: the bot itself uses no CPU
+    began = time.process_time()
+    while time.process_time() - began < 3.0:
+        pass
+    os._exit(0)
+os.waitpid(child, 0)
+
+
+class Quick:
+    name = "child-burns"
+
+    def decide(self, request):
+        return request.options[0] if request.options else {"type": "place", "placements": []}
+
+
+serve(Quick(), stdin=itertools.chain([line], sys.stdin.buffer))
+"""
+
+
+async def test_a_start_up_whose_child_computes_past_the_limit_times_out_on_the_trees_cpu(
+    timed_bot: Path,
+) -> None:
+    # The charge is the whole tree's: work handed to a child counts as the bot's own.
+    (timed_bot / "child.py").write_text(CHILD_BURNS_AT_START)
+    os.chmod(timed_bot / "child.py", 0o644)
+    spec = load_bot(str(timed_bot))
+    burner = BotSpec(name="child-burns", command=[spec.command[0], "child.py"], cwd=spec.cwd)
+    quick = timed(timed_bot)
+    settings = cpu_clock(move_ms=100, startup_ms=500)
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], settings)
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind) == (1, "timeout")
+    assert termination.reason == "no ready line within the startup limit of 500 ms of CPU time"
