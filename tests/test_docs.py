@@ -127,7 +127,10 @@ BLOCKS: dict[str, Check] = {
         replace=(
             (
                 "famiglia ladder serve club-ladder.toml --host 0.0.0.0 --port 8000",
-                "timeout -s INT 15 famiglia ladder serve club-ladder.toml --port 0 || test $? = 124",
+                # set -m: a background job of a script ignores SIGINT unless job control is on.
+                "set -m; famiglia ladder serve club-ladder.toml --port 0 > serve.log 2>&1 & "
+                "for _ in $(seq 1200); do grep -q serving serve.log && break; sleep 0.05; done; "
+                "kill -INT $!; wait $! || test $? = 130; cat serve.log",
             ),
         ),
     ),
@@ -221,7 +224,7 @@ REASONS = {
     "python -m pytest": "running the test suite inside the test suite would recurse",
     "--seeds 3": "the strength benchmark's 200 deals take minutes; 3 deals show it runs",
     "sample_bots/random_py": "./mybot and mybot.py stand for the reader's own bot; a sample bot stands in",
-    "timeout -s INT": "a ladder server runs until it is stopped: here Ctrl-C's signal stops it after 15 s, "
+    "kill -INT": "a ladder server runs until it is stopped: here Ctrl-C's signal stops it once it says it serves, "
     "listening on a free port of 127.0.0.1 instead of 8000 on every address",
     "session.jsonl": "the sample session goes into the temporary folder, not the machine's /tmp",
     "--dry-run": "a worker's install fetches famiglia's dependencies from the package index; a dry run without "
