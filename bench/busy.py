@@ -49,9 +49,10 @@ import trio
 from hand_written import HandWrittenMsgspec
 from machine import load_average, positive_seconds
 
-import referee.match as referee_match
+import referee.match_intake as referee_match
 from referee.bots import load_bot
-from referee.match import BotChannel, MatchSpec, run_match
+from referee.channel import BotChannel
+from referee.match import MatchSpec, run_match
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
 from referee.sandbox.cgroups import BotCgroup

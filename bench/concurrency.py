@@ -49,16 +49,16 @@ import trio
 from machine import load_average
 
 from referee.bots import BotSpec, load_bot
+from referee.channel import BotChannel, DeadBot
 from referee.errors import BotError
-from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
+from referee.match import MatchRecord, MatchSpec, run_match
 from referee.play import prepare_bots
 from referee.process import open_bot
 from referee.replay import ActionRecord, read_replay
-from referee.seats import DeadBot
 from referee.settings import RefereeSettings
-from tournaments.capacity import CapacityError, check_capacity
-from tournaments.config import parse_tournament
-from tournaments.plan import build_schedule
+from tournaments.config.capacity import CapacityError, check_capacity
+from tournaments.config.tournament import parse_tournament
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.runner import run_pending
 from tournaments.store import Store
 

@@ -71,13 +71,15 @@ from floor import floor_request
 from hand_written import HandWritten, HandWrittenMsgspec
 from machine import load_average, positive_seconds
 
-import referee.match
+import referee.match_intake
 from protocol.codec import decode_bot_message, encode_message
 from protocol.messages import PROTOCOL_VERSION, End, Start, TimeControl
 from referee.bots import BotSpec, load_bot
+from referee.channel import BotChannel, ChannelBase
 from referee.games import get_rules
 from referee.games.base import SeededChance
-from referee.match import QUICK_ANSWER_S, BotChannel, MatchSpec, result_of, run_match
+from referee.match import MatchSpec, result_of, run_match
+from referee.match_intake import QUICK_ANSWER_S
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
 from referee.settings import RefereeSettings
@@ -85,14 +87,17 @@ from referee.settings import RefereeSettings
 SLICE_S = 1.0
 
 
-class Recording:
-    """A BotChannel that notes the sizes of the request lines and answer lines."""
+class Recording(ChannelBase):
+    """A seat's channel that notes the sizes of the request lines and answer lines."""
 
     def __init__(self, bot: BotProcess) -> None:
         self.bot = bot
-        self.name = bot.name
         self.sizes: list[tuple[int, int]] = []
         self._request = 0
+
+    @property
+    def name(self) -> str:
+        return self.bot.name
 
     async def send(self, data: bytes) -> None:
         if data.startswith(b'{"type":"request"'):
@@ -393,7 +398,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.trio_wait:
-        referee.match._idle_wait = lambda: None  # never idle as far as the referee can tell
+        referee.match_intake._idle_wait = lambda: None  # never idle as far as the referee can tell
     trio.run(bench, args)
 
 

@@ -38,23 +38,29 @@ import trio
 from floor import floor_request
 from machine import positive_seconds
 
-from protocol.codec import LineReader, decode_bot_message
+from protocol.codec import decode_bot_message
+from referee.channel import ChannelBase
 from referee.games import get_rules
 from referee.games.base import SeededChance
 from referee.match import MatchSpec, run_match
+from referee.pipe import LineReader
 
 SLICE_S = 1.0
 
 
-class Loopback:
+class Loopback(ChannelBase):
     """A seat whose answer is in the referee's pipe before ``send`` returns."""
 
     def __init__(self, index: int) -> None:
-        self.name = f"loopback{index}"
+        self._name = f"loopback{index}"
         read_fd, self._write_fd = os.pipe()
         self.stream = trio.lowlevel.FdStream(read_fd)  # non-blocking, as a bot's stdout
         self.reader = LineReader(self.stream)
         self._sink = os.open(os.devnull, os.O_WRONLY)
+
+    @property
+    def name(self) -> str:
+        return self._name
 
     async def send(self, data: bytes) -> None:
         os.write(self._sink, data)

@@ -7,9 +7,9 @@ Four warm ``bench/bots/instant_c`` bots play Vendetta matches through
 that are separate calls are wrapped with ``time.thread_time_ns`` (CPU time of the
 referee's thread, not wall time): the engine's calls, the encoding of the request,
 the write (``BotProcess.send``), the look for unasked output before it
-(``_Match.check_unasked``), the read of an answer already there
-(``_Match.line_now``), the wait in the kernel when no other task is runnable
-(``_Match.line_blocking``), the wait and read of the answer otherwise
+(``SeatIntake.check_unasked``), the read of an answer already there
+(``SeatIntake.line_now``), the wait in the kernel when no other task is runnable
+(``SeatIntake.line_blocking``), the wait and read of the answer otherwise
 (``BotProcess.readline``, through Trio's run loop), the decoding, and the
 bot's control group: its CPU meter read before each request and after each
 answer, and the freezer. What the
@@ -35,9 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 import trio
 
-from referee import match
+from referee import match, match_intake
 from referee.bots import load_bot
 from referee.games.vendetta import VendettaState
+from referee.match_intake import SeatIntake
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
 from referee.sandbox.cgroups import BotCgroup
@@ -101,7 +102,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
     match.encode_message = timed("encode the request (msgspec)", match.encode_message)  # type: ignore[attr-defined]
-    match.decode_bot_message = timed("decode the answer (msgspec)", match.decode_bot_message)  # type: ignore[attr-defined]
+    match_intake.decode_bot_message = timed("decode the answer (msgspec)", match_intake.decode_bot_message)  # type: ignore[attr-defined]
     for name, label in [
         ("decision", "engine: decision"),
         ("transient_view", "engine: the seat's view"),
@@ -111,14 +112,14 @@ def main() -> None:
         setattr(VendettaState, name, timed(label, getattr(VendettaState, name)))
     BotProcess.send = timed_async("write (BotProcess.send: os.write, wakes the bot)", BotProcess.send)  # type: ignore[method-assign,assignment]
     BotProcess.readline = timed_async("wait and read (BotProcess.readline through Trio)", BotProcess.readline)  # type: ignore[method-assign,assignment]
-    match._Match.line_now = timed(  # type: ignore[method-assign]
-        "read an answer there or polled for (LineReader.line_within: poll, read)", match._Match.line_now
+    SeatIntake.line_now = timed(  # type: ignore[method-assign]
+        "read an answer there or polled for (LineReader.line_within: poll, read)", SeatIntake.line_now
     )
-    match._Match.line_blocking = timed(  # type: ignore[method-assign]
-        "wait for the answer in the kernel (LineReader.line_blocking: poll, read)", match._Match.line_blocking
+    SeatIntake.line_blocking = timed(  # type: ignore[method-assign]
+        "wait for the answer in the kernel (LineReader.line_blocking: poll, read)", SeatIntake.line_blocking
     )
-    match._Match.check_unasked = timed(  # type: ignore[method-assign]
-        "look for unasked output before the request (poll)", match._Match.check_unasked
+    SeatIntake.check_unasked = timed(  # type: ignore[method-assign]
+        "look for unasked output before the request (poll)", SeatIntake.check_unasked
     )
     # The control group's CPU meter (read before each request and after each answer)
     # and its freezer: patched on the class, before the bots bind them.

@@ -21,7 +21,9 @@ __all__ = [
     "Action",
     "BotMessage",
     "End",
+    "IllegalActionPolicy",
     "Log",
+    "Outcome",
     "Ready",
     "Rejected",
     "Request",
@@ -36,6 +38,9 @@ DEFAULT_MAX_LINE = 1 << 20
 module without Trio, so that the command line's settings can name it without importing Trio."""
 
 PROTOCOL_VERSION = 1
+
+IllegalActionPolicy = Literal["forfeit", "pass"]
+"""What an illegal action costs a seat: its game ("forfeit"), or that turn, played as a pass ("pass")."""
 
 ViewT = TypeVar("ViewT")
 EventT = TypeVar("EventT")
@@ -64,8 +69,17 @@ class Termination(msgspec.Struct, frozen=True, kw_only=True):
     """The request id it failed on (0 for the handshake)."""
 
 
-class Result(msgspec.Struct, frozen=True, kw_only=True):
-    """The final result of a match, one entry per seat in each list."""
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How a game ended, as its engine ranks it: one entry per seat in every list.
+
+    ``ranks`` are 1-based and shared on ties (1, 1, 3, 4). ``scores`` are the
+    game's points (Vendetta) or final score (Sicilianos). ``stats`` carries other
+    per-seat figures worth showing, e.g. ``{"districts": [...]}``. ``ended_by``
+    names why the game stopped: "victory", "round_limit", "godfather", ...
+
+    Declared here, on the wire contract's floor, so that ``Result`` can extend
+    it: the engines (referee.games.base) return it, the referee sends it on.
+    """
 
     ranks: list[int]
     scores: list[int]
@@ -73,6 +87,13 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     forfeited: list[int]
     ended_by: str
     stats: dict[str, list[int]] = {}
+
+
+class Result(Outcome, frozen=True, kw_only=True):
+    """The final result of a match, one entry per seat in each list."""
+
+    # The engine's ``Outcome`` and, added here, why seats stopped playing before the end.
+
     terminations: list[Termination] = []
 
 
@@ -120,7 +141,7 @@ class Rejected(msgspec.Struct, tag="rejected", tag_field="type", kw_only=True):
     id: int
     rule: str
     message: str
-    penalty: Literal["forfeit", "pass"]
+    penalty: IllegalActionPolicy
 
 
 class End(msgspec.Struct, Generic[EventT], tag="end", tag_field="type", kw_only=True):

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.build import build_bot, check_sandbox_view
+from referee.channel import BotChannel
 from referee.errors import BotError
 from referee.games import get_rules
-from referee.match import BotChannel, MatchRecord, MatchSpec, run_match
+from referee.match import MatchRecord, MatchSpec, run_match
 from referee.private import make_private_dirs, write_private
 from referee.seats import WarmPool, cold_seats, warm_seats
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings

@@ -26,9 +26,10 @@ from typing import Protocol
 
 import trio
 
-from protocol.codec import LineReader, StreamClosed, write_now
 from referee.bots import BotSpec
+from referee.channel import ChannelBase
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
+from referee.pipe import LineReader, StreamClosed, write_now
 from referee.sandbox import Launch, kill_strays, prepare_launch
 from referee.settings import RefereeSettings
 
@@ -227,8 +228,9 @@ class StderrTail:
         return " | ".join(lines[-count:])
 
 
-class BotProcess:
-    """A running bot: bounded line input, message output, stderr tail, exit status."""
+class BotProcess(ChannelBase):
+    """A running bot: bounded line input, message output, stderr tail, exit status (a ``ChannelBase``
+    that offers everything the contract declares: its pipe, its CPU meter, a freezer, a sandbox)."""
 
     def __init__(
         self, spec: BotSpec, process: RunningProcess, settings: RefereeSettings, launch: Launch | None = None
@@ -237,7 +239,7 @@ class BotProcess:
         self.process = process
         self.settings = settings
         assert process.stdout is not None and process.stdin is not None
-        self.reader = LineReader(process.stdout, settings.max_line_bytes)
+        self.reader: LineReader = LineReader(process.stdout, settings.max_line_bytes)
         self.stderr = StderrTail(settings.stderr_bytes)
         self.started_at = trio.current_time()
         self.games_played = 0
@@ -252,9 +254,7 @@ class BotProcess:
         """The sandbox the bot runs in, as match records show it."""
         self.failure: BotError | None = None
         """Set when the referee stopped the bot for something its pipes do not show (a stderr flood)."""
-        self.poll_schedule: tuple[int, int] | None = None
-        """Where the referee's quick-answer polls (referee.match) stood at the end of this process's
-        last game, for its next: how fast a bot answers is the bot's, not one game's."""
+        self.poll_schedule = None  # where the referee's quick-answer polls stood after its last game
         # The control group of the bot's whole tree (referee.sandbox.cgroups), when it
         # has one with a freezer and the host did not let bots think on others' time.
         group = launch.cgroup if launch is not None else None
@@ -262,8 +262,12 @@ class BotProcess:
         self.frozen = False
         self.meter = group.cpu_usage_ns if group is not None and group.can_measure else None
         """The CPU time in nanoseconds the bot's whole tree has used (the cpu clock reads it); None without."""
-        self.restless = False
-        """Caught running while not asked (referee.match): frozen between its requests in every later game too."""
+        self.restless = False  # caught running while not asked: frozen between its requests in later games too
+
+    @property
+    def can_hold(self) -> bool:
+        """A freezer the host lets the referee use (it has one, and bots may not ponder)."""
+        return self.freezer is not None
 
     @property
     def pid(self) -> int:
@@ -286,7 +290,7 @@ class BotProcess:
         """The bot has answered: its whole tree stops where it is until it is next written to.
 
         The referee calls it for a bot caught running while it was not asked
-        (referee.match, ``RAN_UNASKED_NS``): such a seat then cannot take the
+        (referee.match_intake, ``RAN_UNASKED_NS``): such a seat then cannot take the
         CPU an asking seat needs, whatever it starts. Nothing without a
         freezer, or when the host lets bots think on others' time (``ponder``).
         """

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from protocol.messages import Result, TimeControl
+from protocol.messages import Outcome, Result, TimeControl
 from referee.games import get_rules
 from referee.games.base import ChanceDraw, ChanceMismatch, IllegalAction, ScriptedChance
 from referee.private import create_private, make_private_dirs
@@ -333,7 +333,7 @@ def verify_replay(records: list[ReplayRecord]) -> Result:
                     if not state.is_over():
                         raise ReplayMismatch(f"{where}: the replay ends the game, the engine has it still running")
                     outcome = state.outcome()
-                    for field in ("ranks", "scores", "winners", "forfeited", "ended_by", "stats"):
+                    for field in Outcome.__struct_fields__:  # what the engine decides, not the referee's terminations
                         mine, theirs = getattr(outcome, field), getattr(recorded, field)
                         if mine != theirs:
                             raise ReplayMismatch(f"{where}: result {field}: replay {theirs}, re-run {mine}")

@@ -13,7 +13,7 @@ pool ends. A process that failed in a game (forfeit, crash) or exited after
 its game is never handed out again; the next game starts a fresh one.
 
 A bot that cannot be started, either way, still takes its seat as a
-``DeadBot``: the match goes on and the seat is charged with the start error.
+``DeadBot`` (referee.channel): the match goes on and the seat is charged with the start error.
 """
 
 from __future__ import annotations
@@ -24,36 +24,13 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import trio
 
 from referee.bots import BotSpec
+from referee.channel import BotChannel, DeadBot
 from referee.errors import BotCrashed, BotError
-from referee.match import BotChannel, Replace
+from referee.match import Replace
 from referee.process import BotProcess, open_bot
 from referee.settings import RefereeSettings
 
-__all__ = ["DeadBot", "Seated", "WarmPool", "cold_seats", "open_pool", "warm_seats"]
-
-
-class DeadBot:
-    """A seat whose bot could not be started: every call fails with the start error."""
-
-    def __init__(self, name: str, error: BotError) -> None:
-        self._name = name
-        self.error = error
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    async def send(self, data: bytes) -> None:
-        raise self.error
-
-    async def readline(self) -> bytes:
-        raise self.error
-
-    async def kill(self) -> None:
-        return None
-
-    def stderr_text(self) -> str:
-        return ""
+__all__ = ["Seated", "WarmPool", "cold_seats", "open_pool", "warm_seats"]
 
 
 class _Held:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.messages import DEFAULT_MAX_LINE, TimeControl
+from protocol.messages import DEFAULT_MAX_LINE, IllegalActionPolicy, TimeControl
 
 __all__ = ["DEFAULT_MARGIN_MS", "DEFAULT_SETTINGS", "BotLimits", "RefereeSettings", "SandboxLevel"]
 
@@ -66,7 +66,7 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How much of each bot's stderr is kept per game (the last bytes)."""
     max_messages_per_decision: int = 100
     """Log lines a bot may send before answering one request; more is a flood."""
-    illegal_action: Literal["forfeit", "pass"] = "forfeit"
+    illegal_action: IllegalActionPolicy = "forfeit"
     """What an illegal action costs: the game, or only this turn."""
     grace_ms: int = 500
     """How long a bot gets to exit after its input closes, and again after SIGTERM."""

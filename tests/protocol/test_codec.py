@@ -14,17 +14,9 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import (
-    BadMessage,
-    LineReader,
-    LineTooLong,
-    ProtocolViolation,
-    StreamClosed,
-    decode_bot_message,
-    encode_message,
-    write_now,
-)
+from protocol.codec import BadMessage, LineTooLong, ProtocolViolation, decode_bot_message, encode_message
 from protocol.messages import Action, Log, Ready
+from referee.pipe import LineReader, StreamClosed, write_now
 
 
 class ChunkSource:

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from referee.bots import BotSpec
+from referee.channel import ChannelBase
 from referee.match import MatchSpec, run_match
 from referee.process import BotProcess, open_bot
 from referee.schema import SCHEMA_PATH, entry_point
@@ -21,14 +22,17 @@ from referee.settings import RefereeSettings
 DOC = Path(__file__).resolve().parents[2] / "protocol" / "PROTOCOL.md"
 
 
-class Tap:
+class Tap(ChannelBase):
     """A BotChannel that records every line the referee and the bot exchange."""
 
     def __init__(self, bot: BotProcess) -> None:
         self.bot = bot
-        self.name = bot.name  # a plain attribute satisfies the read-only protocol member
         self.to_bot: list[dict[str, Any]] = []
         self.from_bot: list[dict[str, Any]] = []
+
+    @property
+    def name(self) -> str:
+        return self.bot.name
 
     async def send(self, data: bytes) -> None:
         self.to_bot.append(json.loads(data))

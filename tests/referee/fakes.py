@@ -10,8 +10,9 @@ from typing import Any
 
 import trio
 
-from protocol.codec import LineReader, StreamClosed
+from referee.channel import ChannelBase
 from referee.errors import BotCrashed, BotError
+from referee.pipe import LineReader, StreamClosed
 
 HANG = "hang"
 """A response item: never send anything again."""
@@ -35,7 +36,7 @@ def action(request_id: int, value: Any) -> bytes:
 PASS = {"type": "place", "placements": []}
 
 
-class ScriptedBot:
+class ScriptedBot(ChannelBase):
     """A bot whose answers come from ``respond(message) -> [Response, ...]``."""
 
     def __init__(self, respond: Callable[[dict[str, Any]], list[Response]], name: str = "fake") -> None:
@@ -112,7 +113,7 @@ def after(
 _PIPE_ROOM = 16384  # written at once; the pipe holds at least this much when the referee keeps up
 
 
-class PipeBot:
+class PipeBot(ChannelBase):
     """A scripted bot behind a real pipe, read by the referee's own LineReader.
 
     ``respond(message)`` gives raw writes (bytes, newlines included or not) and
@@ -134,7 +135,8 @@ class PipeBot:
         read_fd, self._write_fd = os.pipe()
         os.set_blocking(read_fd, False)
         self._read_stream = trio.lowlevel.FdStream(read_fd)
-        self.reader = LineReader(self._read_stream)
+        self.lines = LineReader(self._read_stream)
+        self.reader = self.lines  # the referee may look into the pipe, as into a bot process's
         self.received: list[dict[str, Any]] = []
         self.killed = False
 
@@ -177,7 +179,7 @@ class PipeBot:
 
     async def readline(self) -> bytes:
         try:
-            return await self.reader.readline()
+            return await self.lines.readline()
         except (StreamClosed, trio.ClosedResourceError, trio.BrokenResourceError):
             raise BotCrashed("closed its output") from None
 

@@ -608,7 +608,7 @@ def test_a_dead_referees_groups_are_swept_and_a_live_ones_kept(started: list[sub
 
 def test_a_group_holds_one_descriptor_until_its_first_freeze(made: list[BotCgroup]) -> None:
     # A referee holds thousands of bots: each group costs it the CPU time file only
-    # (tournaments.capacity counts it); the freezer's file is opened when first needed.
+    # (tournaments.config.capacity counts it); the freezer's file is opened when first needed.
     needs(HOST, "freezer", "cpu_usage")
 
     def descriptors() -> int:

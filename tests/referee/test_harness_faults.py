@@ -16,8 +16,8 @@ from referee.replay import ReplayWriteFailed, ReplayWriter
 from tests.conftest import TEST_BOTS
 from tests.referee.fakes import passer
 from tournaments.cli import app
-from tournaments.config import load_tournament
-from tournaments.plan import build_schedule
+from tournaments.config.tournament import load_tournament
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.store import Store, StoreError
 
 runner = CliRunner()

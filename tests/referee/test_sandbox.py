@@ -44,7 +44,7 @@ from referee.sandbox.view import FIFO_INSIDE, runtime_paths
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import ROOT, TEST_BOTS, processes_in, wait_until_gone
 from tournaments.cli import app
-from tournaments.config import ConfigProblems, parse_tournament
+from tournaments.config.tournament import ConfigProblems, parse_tournament
 
 HOST = HostSupport(
     root=True,
@@ -187,7 +187,7 @@ def test_a_uid_base_too_high_for_a_block_of_bot_uids_is_refused_with_the_highest
     monkeypatch.setattr(launch_module, "host_support", lambda: HOST)
     # Locks of the test's own: another referee on the machine may hold the top block right now.
     monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(tmp_path / "uid-blocks"))
-    highest = 2**31 - 1 - launch_module._UIDS_PER_REFEREE  # its last uid is 2**31 - 2
+    highest = 2**31 - 1 - launch_module.UIDS_PER_REFEREE  # its last uid is 2**31 - 2
     with pytest.raises(SandboxUnavailable, match=f"no room for a block of 8192 bot uids.*at most {highest}"):
         prepare_launch(BOT, RefereeSettings(bot_uid_base=highest + 1))
     launch = prepare_launch(BOT, RefereeSettings(bot_uid_base=highest))  # the highest that fits is taken
@@ -568,7 +568,7 @@ def test_referees_on_one_host_get_disjoint_uid_blocks_even_when_their_pids_point
         firsts = [uids[0] for _, uids in held]
         assert len(set(firsts)) == 3, firsts
         spans = sorted(firsts)
-        assert all(b - a >= launch_module._UIDS_PER_REFEREE for a, b in itertools.pairwise(spans))
+        assert all(b - a >= launch_module.UIDS_PER_REFEREE for a, b in itertools.pairwise(spans))
         # A referee that dies (here: killed, no cleanup of its own) frees its block for the next one.
         killed, [freed] = held.pop(0)
         killed.kill()
@@ -585,7 +585,7 @@ def test_a_forked_referee_claims_a_uid_block_of_its_own(tmp_path: Path) -> None:
     folder.mkdir(mode=0o700)
     process, [parent, child] = referee_holding_a_uid(folder, "fork")
     process.communicate("")
-    assert abs(parent - child) >= launch_module._UIDS_PER_REFEREE
+    assert abs(parent - child) >= launch_module.UIDS_PER_REFEREE
 
 
 def test_a_uid_block_whose_lock_file_is_a_link_or_a_folder_is_passed_over(
@@ -595,7 +595,7 @@ def test_a_uid_block_whose_lock_file_is_a_link_or_a_folder_is_passed_over(
     folder.mkdir(mode=0o700)
     monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(folder))
     monkeypatch.setattr(os, "getpid", lambda: 7)  # the search starts at block 7
-    size = launch_module._UIDS_PER_REFEREE
+    size = launch_module.UIDS_PER_REFEREE
     (folder / str(0x70000000 + 7 * size)).symlink_to(tmp_path / "elsewhere")
     (folder / str(0x70000000 + 8 * size)).mkdir()
     assert launch_module._claim_block(0x70000000) == 0x70000000 + 9 * size
@@ -611,7 +611,7 @@ def test_uid_blocks_are_not_claimed_through_a_folder_others_can_write(
     monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(folder))
     assert launch_module._uid_blocks_folder() is None
     first = launch_module._claim_block(0x70000000)
-    assert list(folder.iterdir()) == [] and (first - 0x70000000) % launch_module._UIDS_PER_REFEREE == 0
+    assert list(folder.iterdir()) == [] and (first - 0x70000000) % launch_module.UIDS_PER_REFEREE == 0
 
 
 def test_play_says_what_its_bots_get_and_what_this_host_cannot_give() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import trio
 
 from referee.bots import load_bot
-from referee.seats import DeadBot, open_pool
+from referee.channel import DeadBot
+from referee.seats import open_pool
 from referee.settings import RefereeSettings
 from tests.conftest import TEST_BOTS
 

@@ -36,7 +36,7 @@ from referee.sandbox.view import mount_flags, runtime_env, runtime_paths
 from referee.settings import RefereeSettings
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
-from tournaments.config import ConfigProblems, parse_tournament
+from tournaments.config.tournament import ConfigProblems, parse_tournament
 from tournaments.playing import settings_for
 
 PASSER = TEST_BOTS / "passer"

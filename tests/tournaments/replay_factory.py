@@ -16,18 +16,8 @@ from protocol.messages import TimeControl
 from referee.games import get_rules
 from referee.games.base import RecordingChance, SeededChance
 from referee.match import result_of
-from referee.replay import (
-    REPLAY_FORMAT,
-    ActionRecord,
-    ChanceRecord,
-    ForfeitRecord,
-    Header,
-    LogRecord,
-    ReplayWriter,
-    ResultRecord,
-    SeatInfo,
-    encode_raw,
-)
+from referee.match_recorder import ReplayRecorder
+from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw
 
 HOSTILE = "</script><!-- <img src=x onerror=alert(1)> & \u2028"
 
@@ -50,8 +40,8 @@ def write_replay(
     config = rules.config(variants)
     chance = RecordingChance(SeededChance(seed))
     state = rules.new_game(len(names), config, chance)
-    writer = ReplayWriter(path)
-    writer.write(
+    record = ReplayRecorder(path, chance.draws)
+    record.begin(
         Header(
             format=REPLAY_FORMAT,
             match=f"{game}-{seed}",
@@ -65,51 +55,22 @@ def write_replay(
             started="2026-01-01T00:00:00+00:00",
         )
     )
-    taken = 0
-
-    def flush() -> None:
-        nonlocal taken
-        if len(chance.draws) > taken:
-            writer.write(ChanceRecord(draws=chance.draws[taken:]))
-            taken = len(chance.draws)
-
-    flush()
     rng = random.Random(seed)
     request = 0
     while (decision := state.decision()) is not None:
         request += 1
         if forfeit_at is not None and request == forfeit_at and decision.seat == forfeit_seat:
             events = state.forfeit(forfeit_seat)
-            flush()
-            writer.write(
-                ForfeitRecord(
-                    seat=forfeit_seat,
-                    request=request,
-                    kind="timeout",
-                    reason=f"no answer in time {HOSTILE}",
-                    events=encode_raw(events),
-                )
-            )
+            record.forfeit(forfeit_seat, request, "timeout", f"no answer in time {HOSTILE}", events)
             continue
         if forfeit_at is not None and request == forfeit_at:
             forfeit_at += 1  # the forfeiting seat's next decision
         action = state.random_action(rng)
-        writer.write(LogRecord(seat=decision.seat, request=request, message=f"seat {decision.seat} thinks {HOSTILE}"))
+        record.log(decision.seat, request, f"seat {decision.seat} thinks {HOSTILE}")
         events = state.apply(decision.seat, action)
-        flush()
-        writer.write(
-            ActionRecord(
-                seat=decision.seat,
-                request=request,
-                decision=decision.kind,
-                action=encode_raw(action),
-                ms=1.0 + request % 7,
-                events=encode_raw(events),
-            )
-        )
-    outcome = state.outcome()
-    writer.write(ResultRecord(result=result_of(outcome)))
-    writer.finish()
+        record.action(decision.seat, request, decision.kind, action, (1.0 + request % 7) / 1000, events)
+    record.result(result_of(state.outcome()), 0.0)
+    record.close()
     return path
 
 

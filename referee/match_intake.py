@@ -1,0 +1,456 @@
+"""A seat's side of a match: its bookkeeping, and every line it sends, read and judged.
+
+``SeatIntake`` is what the referee keeps of one seat during a match (its
+channel, its bank and timings, how far it has been told the game) and reads
+that seat's lines: decoded, log lines recorded, the quick-answer polls kept to
+their schedule. ``unasked_output`` is the one rule for a line that answers
+nothing open, whenever it is found. ``FairSlice`` keeps one match from holding
+the Trio thread while its bots answer at once.
+
+An answer that is already in the pipe when the request has been written (the
+bot ran while the referee was preempted, or answered on another core) is taken
+without a trip through Trio's scheduler, which costs as much as the rest of a
+decision; so is one that comes within ``QUICK_ANSWER_S`` from a bot whose
+previous answer came as fast (the referee polls its pipe for it). When it has
+not come and no other task is runnable, the referee waits for it in the kernel
+(``_idle_wait``: one ``poll`` of the bot's pipe and of Trio's own descriptor,
+bounded by Trio's next deadline), not through the run loop. So that one match
+cannot hold the Trio thread while its bots answer at once, a match yields to
+the other tasks once it has run ``FAIR_SLICE_S`` of CPU since its last wait.
+"""
+
+from __future__ import annotations
+
+import select
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import trio
+
+from protocol.codec import ProtocolViolation, decode_bot_message
+from protocol.messages import Action, BotMessage, Log, Ready
+from protocol.untrusted import quote
+from referee.channel import ChannelBase
+from referee.errors import BotProtocolError, internal_error
+from referee.match_recorder import MatchRecorder
+
+__all__ = [
+    "FAIR_SLICE_S",
+    "QUICK_ANSWER_S",
+    "QUICK_RETRY",
+    "QUICK_RETRY_MAX",
+    "RAN_UNASKED_NS",
+    "FairSlice",
+    "SeatIntake",
+    "decode",
+    "unasked_output",
+]
+
+FAIR_SLICE_S = 0.000_5
+"""The longest a match runs decisions whose answers were already there before it lets the other tasks run.
+
+Counted in the thread's CPU time since the match last waited or yielded: while
+the process is preempted (by the bots it wakes, on a busy machine) no task
+runs, whoever holds the thread, so that time is not this match's to give back.
+Half a millisecond is about a dozen decisions against bots that answer at once:
+the other games' answers wait that much longer to be read at the most, far
+below the harness margin on every deadline (``margin_ms``), while a yield,
+which costs as much as a third of a decision, comes once per dozen decisions."""
+
+QUICK_ANSWER_S = 0.000_05
+"""How long the referee polls the pipe of a seat that answers at once before it waits for it.
+
+A bot whose previous answer came within this time is expected to answer as
+fast again: the referee polls its pipe for up to this long
+(``LineReader.line_within``) instead of going to sleep in Trio's run loop, whose
+register, wait, collect and reschedule cost more CPU than the polls while an
+instant bot answers (bench/README.md has the figures). A seat whose answer did
+not come within it is waited for as usual for its next ``QUICK_RETRY``
+decisions, then twice as many after each further poll that finds nothing (up
+to ``QUICK_RETRY_MAX``), so a bot that thinks costs the referee a handful of
+short busy waits in a game (in all its games, for a warm process: the
+schedule goes on from one game to the next), and any bot at most one in
+``QUICK_RETRY + 1`` decisions. The bound is far below any time limit and below
+``FAIR_SLICE_S``: the other tasks wait no longer than they already may."""
+
+QUICK_RETRY = 8
+"""Decisions a seat is waited for as usual after a poll found no answer within ``QUICK_ANSWER_S``."""
+
+QUICK_RETRY_MAX = 512
+"""The most decisions between two polls of a seat whose answers keep not coming in time."""
+
+RAN_UNASKED_NS = 2_000_000
+"""CPU time a bot's tree may use between its answer and its next request (finishing its write,
+its runtime's housekeeping) before it counts as running on the others' time: from then on its
+tree is frozen between its requests (``ChannelBase.hold``)."""
+
+
+# --- the one rule for output nobody asked for ----------------------------------
+
+
+def unasked_output(message: BotMessage, answered: int, moment: str | None) -> BotProtocolError:
+    """The seat's error for ``message``, a line that answers no open request; ``moment`` says when it came
+    (None: in the same read as the seat's answer to request ``answered``).
+
+    Between requests a bot may send log lines and nothing else. A line that is
+    not a log and not the answer to the open request is unasked output,
+    whenever the referee finds it: begun before the request it would answer
+    was sent, arrived while none was open, in the same read as an answer, or
+    read as the answer to a later request. One that repeats the answer to
+    request ``answered`` is named a second answer (which, in the same read as
+    the first, says all).
+    """
+    if isinstance(message, Action) and message.id == answered != 0:
+        second = f"a second answer to request {answered}"
+        return BotProtocolError(second if moment is None else f"{second} (it {moment})")
+    if moment is None:
+        moment = f"arrived with the answer to request {answered}"
+    return BotProtocolError(f"unasked output: {_kind(message)} {moment}")
+
+
+def _kind(message: BotMessage) -> str:
+    """A message as a reason names it: "an action for request 7", "a ready line"."""
+    if isinstance(message, Action):
+        return f"an action for request {quote(message.id)}"
+    return "a ready line" if isinstance(message, Ready) else "a log line"
+
+
+def not_an_answer(message: BotMessage, request: int) -> BotProtocolError:
+    """The seat's error for sending something else where its answer to ``request`` belongs."""
+    return BotProtocolError(f"sent {_kind(message)} instead of an action for request {request}")
+
+
+def not_ready(message: BotMessage) -> BotProtocolError:
+    """The seat's error for sending something else before its ready line."""
+    return BotProtocolError(f"sent {_kind(message)} before ready")
+
+
+def decode(line: bytes) -> BotMessage:
+    """One line from a bot as a message; anything wrong with it is that seat's protocol error."""
+    try:
+        return decode_bot_message(line)
+    except ProtocolViolation as exc:
+        raise BotProtocolError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a bug of ours met by these bytes: the seat's error, not the match's
+        raise internal_error(exc) from None
+
+
+# --- a seat ----------------------------------------------------------------------
+
+
+class SeatIntake:
+    """The referee's bookkeeping for one seat during a match, and the reading of its lines."""
+
+    __slots__ = (
+        "active", "answered", "bank_s", "bot", "decisions", "early", "hold", "holdable", "index", "logs", "max_logs",
+        "max_s", "meter", "now", "poll_in", "poll_skip", "reader", "record", "rested", "seen", "total_s", "untimed",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        index: int,
+        bot: ChannelBase,
+        bank_s: float,
+        record: MatchRecorder,
+        max_logs: int,
+        now: Callable[[], float],
+    ) -> None:
+        self.index = index
+        self.record = record
+        self.max_logs = max_logs  # log lines allowed per request (a flood is more)
+        self.now = now
+        self.answered = 0  # the last request this seat answered
+        self.logs = 0  # log lines since its last answer
+        self.early = False  # a line had begun to arrive before the open request was sent
+        self.bank_s = bank_s
+        self.active = True
+        self.seen = 0  # how much of the match's event log this seat has been sent
+        self.decisions = 0
+        self.total_s = 0.0
+        self.max_s = 0.0
+        self.take_seat(bot)
+
+    def take_seat(self, bot: ChannelBase) -> None:
+        """Seat ``bot`` (at the start, or a fresh process in place of a broken one): read what it offers."""
+        self.bot = bot
+        self.reader = bot.reader
+        # The CPU meter of its tree; how to freeze the tree between its requests (when the host
+        # can and does not let bots ponder); and that, already, for a process caught running
+        # unasked in an earlier game.
+        self.meter = bot.meter
+        self.holdable = bot.hold if bot.can_hold else None
+        self.hold = self.holdable if bot.restless else None
+        self.rested = -1  # its tree's CPU time when its last answer was read (-1: none yet)
+        self.untimed = bot.untimed  # a person at the terminal plays without a clock
+        # Decisions until the referee polls for a quick answer again (QUICK_ANSWER_S; -1: never, a
+        # person), and how many poll_in skips after the next poll that finds nothing. A warm process
+        # goes on where its last game left it, so a bot that thinks is not polled for at every start.
+        kept = bot.poll_schedule
+        if self.untimed:
+            self.poll_in, self.poll_skip = -1, QUICK_RETRY
+        else:
+            self.poll_in, self.poll_skip = kept if kept is not None else (0, QUICK_RETRY)
+
+    def keep_schedule(self) -> None:
+        """Leave the quick-answer poll schedule with the channel, for its next game."""
+        if self.poll_in >= 0:
+            self.bot.poll_schedule = (self.poll_in, self.poll_skip)
+
+    def rests(self, usage: int) -> None:
+        """Before a request: ``usage`` is its tree's CPU time now. One that ran while it was not asked
+        is frozen between its requests from now on (and in its process's later games); a quiet bot
+        never pays for a freeze."""
+        if self.hold is None and self.holdable is not None and 0 <= self.rested < usage - RAN_UNASKED_NS:
+            self.hold = self.holdable
+            self.bot.restless = True
+
+    def charge(self, elapsed: float, allowance: float) -> None:
+        """The decision cost ``elapsed`` seconds: over the allowance comes out of the bank."""
+        if not self.untimed and elapsed > allowance:
+            self.bank_s = max(0.0, self.bank_s - (elapsed - allowance))
+        self.decisions += 1
+        self.total_s += elapsed
+        if elapsed > self.max_s:  # noqa: PLR1730 - a comparison costs less than a call to max
+            self.max_s = elapsed
+
+    # --- lines -------------------------------------------------------------------
+
+    def line_now(self, seconds: float = 0.0) -> bytes | None:
+        """The seat's next line if all of it is there now or within ``seconds`` (polled), without waiting; else None."""
+        reader = self.reader
+        assert reader is not None
+        try:
+            return reader.line_within(seconds, self.now) if seconds else reader.pending_line()
+        except ProtocolViolation as exc:
+            raise BotProtocolError(str(exc)) from None
+
+    def line_blocking(self, seconds: float, wake_fd: int) -> bytes | None:
+        """``LineReader.line_blocking``, its protocol errors the seat's."""
+        reader = self.reader
+        assert reader is not None
+        try:
+            return reader.line_blocking(seconds, wake_fd)
+        except ProtocolViolation as exc:
+            raise BotProtocolError(str(exc)) from None
+
+    def answer_now(self) -> BotMessage | None:
+        """The seat's next message if it is there now, or comes soon while nothing else can run; else None.
+
+        A seat polled for (``QUICK_ANSWER_S``) is polled; then, if no other task
+        is runnable, the referee waits for the line in the kernel rather than in
+        Trio's run loop (``_idle_wait``). Keeps the seat's poll schedule (``QUICK_RETRY``).
+        """
+        if self.poll_in != 0:  # waited for as usual for now (-1: never polled for)
+            if self.poll_in > 0:
+                self.poll_in -= 1
+            line = self.line_now()
+        else:
+            line = self.line_now(QUICK_ANSWER_S)
+            if line is None:  # not a quick answer this time: wait as usual for a while
+                self.poll_in = self.poll_skip
+                self.poll_skip = min(2 * self.poll_skip, QUICK_RETRY_MAX)
+            else:
+                self.poll_skip = QUICK_RETRY
+        if line is None and not self.early and (idle := _idle_wait()) is not None:
+            # Nothing else for this thread to do until the answer (or a deadline, or
+            # other I/O) comes: wait in the kernel, not through Trio's run loop.
+            line = self.line_blocking(*idle)
+        return decode(line) if line is not None else None
+
+    def ready_now(self) -> BotMessage | None:
+        """The seat's first line after ``start``, decoded, if a warm bot's quick poll finds it; else None."""
+        if self.reader is None or self.poll_in != 0:
+            return None
+        line = self.line_now(QUICK_ANSWER_S)
+        return decode(line) if line is not None else None
+
+    def message_now(self) -> Ready | Action[msgspec.Raw] | None:
+        """The seat's next message that is not a log line, if it has all arrived; log lines before it are recorded."""
+        if self.reader is None:
+            return None
+        while (line := self.line_now()) is not None:
+            message = decode(line)
+            if not isinstance(message, Log):
+                return message
+            self.record_log(0, message)
+        return None
+
+    async def read_message(self, request: int, first: BotMessage | None = None) -> Ready | Action[msgspec.Raw]:
+        """The next message that is not a log line (``first``, if given, is the first one read); logs go to the record."""
+        message = first
+        while True:
+            if message is None:
+                try:
+                    line = await self.bot.readline()
+                except ProtocolViolation as exc:
+                    raise BotProtocolError(str(exc)) from None
+                message = decode(line)
+            if not isinstance(message, Log):
+                if self.early:
+                    self.early = False
+                    raise unasked_output(message, 0, f"began to arrive before request {request} was sent")
+                return message
+            self.early = False
+            self.record_log(request, message)
+            message = None
+
+    def record_log(self, request: int, message: Log) -> None:
+        self.logs += 1
+        if self.logs > self.max_logs:
+            raise BotProtocolError(f"flood: more than {self.max_logs} log lines for one request")
+        self.record.log(self.index, request, message.message)
+
+    def accept_ready(self, message: Ready | Action[msgspec.Raw]) -> None:
+        """The seat's first message after its log lines: it must be ``ready``."""
+        if not isinstance(message, Ready):
+            raise not_ready(message)
+        self.logs = 0
+        if self.hold is not None:
+            self.hold()
+
+    def check_unasked(self, next_request: int) -> None:
+        """Read what the seat sent since its last answer, before ``next_request`` goes out (0: the game is over).
+
+        Log lines are allowed between requests and recorded; anything else
+        arrived while no request was open and is unasked output. A line still
+        arriving is marked: it cannot be the answer to the request about to be sent.
+        """
+        reader = self.reader
+        assert reader is not None
+        if reader.quiet():  # the usual case: one poll, nothing to read
+            self.early = False
+            return
+        while (line := self.line_now()) is not None:
+            message = decode(line)
+            if not isinstance(message, Log):
+                after = f"after its answer to request {self.answered}" if self.answered else "after ready"
+                before = f", before request {next_request} was sent" if next_request else ", after the game's end"
+                raise unasked_output(message, self.answered, f"arrived {after}, while no request was open{before}")
+            self.record_log(self.answered, message)
+        self.early = reader.partial
+
+    def take_answer(self, message: Ready | Action[msgspec.Raw], request: int) -> Action[msgspec.Raw]:
+        """``message``, read as the answer to ``request``, if it is one; lines that came in the same read checked too."""
+        if not isinstance(message, Action):
+            raise not_an_answer(message, request)
+        if message.id != request:
+            if message.id == self.answered != 0:  # it came too late to be caught before this request went out
+                raise unasked_output(message, self.answered, f"arrived after request {request} was sent")
+            raise BotProtocolError(f"answered request {quote(message.id)}, the open request is {request}")
+        self.answered, self.logs = request, 0
+        reader = self.reader
+        if reader is not None and reader.partial:
+            while (line := reader.pending_line()) is not None:
+                more = decode(line)
+                if not isinstance(more, Log):
+                    raise unasked_output(more, request, None)
+                self.record_log(request, more)
+        return message
+
+
+# --- keeping the thread fair -------------------------------------------------------
+
+
+class FairSlice:
+    """How long one match has held the Trio thread since it last waited, and giving it up when that is too long."""
+
+    __slots__ = ("cpu", "due", "now", "wake_fd", "wake_poll")
+
+    def __init__(self, now: Callable[[], float]) -> None:
+        self.now = now
+        # The slice (FAIR_SLICE_S) began at the thread CPU time cpu. The CPU clock is a
+        # system call, the wall clock is not and runs no slower: the slice cannot be
+        # over before the wall time due.
+        self.cpu = time.thread_time()
+        self.due = now() + FAIR_SLICE_S
+        self.wake_poll = select.poll()  # Trio's epoll descriptor, for others_waiting
+        self.wake_fd = -1
+
+    async def keep(self, now: float) -> None:
+        """Let the other tasks run if this match has held the thread for its slice; ``now`` is a wall time past ``due``."""
+        spent = time.thread_time() - self.cpu
+        if spent < FAIR_SLICE_S:
+            self.due = now + (FAIR_SLICE_S - spent)  # the soonest the CPU clock can get there
+            return
+        if not self.others_waiting():
+            # No other task to let run (one match alone in its referee): a pass through
+            # Trio's run loop would cost the CPU of a third of a decision for nothing.
+            self.restart()
+            return
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        self.restart()
+
+    def others_waiting(self) -> bool:
+        """Whether another Trio task may have something to do now: one runnable, a deadline
+        passed, or I/O ready that the run loop has not collected (its epoll descriptor is
+        readable). True whenever ``_idle_wait`` cannot tell."""
+        idle = _idle_wait()
+        if idle is None:
+            return True
+        wake_fd = idle[1]
+        if wake_fd != self.wake_fd:  # a poll object per match: never shared between threads
+            self.wake_poll = select.poll()
+            self.wake_poll.register(wake_fd, select.POLLIN)
+            self.wake_fd = wake_fd
+        return bool(self.wake_poll.poll(0))
+
+    def restart(self) -> None:
+        """The match has just waited or yielded: its slice starts again."""
+        self.cpu = time.thread_time()
+        self.due = self.now() + FAIR_SLICE_S
+
+
+# --- is anything else to run? --------------------------------------------------------
+
+
+def _idle_wait() -> tuple[float, int] | None:
+    """How long this thread may block in the kernel for one bot's answer, and the descriptor that
+    wakes it for anything else: (seconds to Trio's next deadline, its epoll descriptor); or None.
+
+    Under load an instant bot's answer is rarely there within ``QUICK_ANSWER_S``:
+    the bot waits for a core. Waiting through Trio's run loop then costs the
+    referee several times the CPU of the rest of the decision (a wait, the
+    epoll registration and its removal, and the loop's own steps), and on a
+    busy host the referee's CPU share is what bounds its decisions per second
+    (bench/README.md, issue 30). When no other task is runnable, one ``poll``
+    of the bot's pipe and of Trio's epoll descriptor, bounded by Trio's next
+    deadline (the watchdog's), waits for what the run loop would have waited for:
+    the answer, any other I/O or thread or signal wake-up (they all make the
+    epoll descriptor readable), or a deadline. Trio's run loop has no public
+    call for this, so its runner is read directly, and anything unusual
+    (another clock, instruments, guest mode, a test waiting for all tasks to
+    block, more than ``_IDLE_WAIT_TASKS`` tasks, a Trio without these
+    attributes) gets None: the usual wait.
+    """
+    runner = getattr(_RUN_CONTEXT, "runner", None)
+    try:
+        if (
+            runner is None
+            or runner.runq
+            or len(runner.tasks) > _IDLE_WAIT_TASKS
+            # A task scheduled in the batch the run loop is stepping through now is in
+            # no queue; it is marked by what it is to be resumed with (None once it runs).
+            or any(task._next_send_fn is not None for task in runner.tasks)
+            or runner.waiting_for_idle
+            or runner.instruments["_all"]  # the run loop's hooks would miss this wait
+            or runner.is_guest
+            or type(runner.clock) is not _SYSTEM_CLOCK
+        ):
+            return None
+        seconds: float = runner.deadlines.next_deadline() - runner.clock.current_time()
+        wake_fd: int = runner.io_manager._epoll.fileno()
+    except (AttributeError, KeyError, TypeError):  # a Trio whose runner differs: the usual wait
+        return None
+    # No deadline at all (not so in a match: the watchdog always has one): look again within a second.
+    return (min(seconds, 1.0), wake_fd) if seconds > 0 else None
+
+
+_IDLE_WAIT_TASKS = 64
+"""The most Trio tasks a referee may have for ``_idle_wait`` to look through them all (a few
+matches); one with more (a tournament's hundreds of games) waits through Trio's run loop, whose
+wait then collects many answers at once."""
+
+_RUN_CONTEXT: Any = getattr(getattr(trio._core, "_run", None), "GLOBAL_RUN_CONTEXT", None)
+_SYSTEM_CLOCK: Any = getattr(getattr(trio._core, "_run", None), "SystemClock", None)
