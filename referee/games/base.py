@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import copy as _copy
 import random
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import msgspec
 
 # Re-exported: every game and caller imports the engine's vocabulary from here.
+from protocol.messages import Outcome
 from referee.games.chance import (
     Chance,
     ChanceDraw,
@@ -47,6 +49,12 @@ from referee.games.chance import (
     checked_shuffle,
 )
 from referee.games.variants import ChoiceVariant, IntVariant, TextVariant, UnknownVariant, Variant
+
+# The presentation hooks of GameRules return these; their modules are imported
+# inside the hooks only, so a match (and a bot importing an engine) never loads rich.
+if TYPE_CHECKING:
+    from referee.games.checkbot import Target
+    from referee.games.screen import GameScreen
 
 __all__ = [
     "Chance",
@@ -92,23 +100,6 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     options: list[Any] | None = None
     constraints: Any = None
-
-
-class Outcome(msgspec.Struct, frozen=True, kw_only=True):
-    """The final result of a game, one entry per seat in every list.
-
-    ``ranks`` are 1-based and shared on ties (1, 1, 3, 4). ``scores`` are the
-    game's points (Vendetta) or final score (Sicilianos). ``stats`` carries other
-    per-seat figures worth showing, e.g. ``{"districts": [...]}``. ``ended_by``
-    names why the game stopped: "victory", "round_limit", "godfather", ...
-    """
-
-    ranks: list[int]
-    scores: list[int]
-    winners: list[int]
-    forfeited: list[int]
-    ended_by: str
-    stats: dict[str, list[int]] = {}
 
 
 # ---------------------------------------------------------------------------
@@ -385,6 +376,13 @@ class GameRules:
 
     A game subclasses it and sets the class attributes; ``config``, ``variants``,
     ``check_table`` and ``new_game`` then work from that metadata alone.
+
+    The presentation hooks below say how the rest of famiglia shows and tests the
+    game: the human seat's terminal screen (``screen``), the random opponent's
+    answer (``random_answer``), and what ``famiglia check-bot`` plays and says
+    (``checkbot_targets``, ``checkbot_variants``, ``checkbot_section``,
+    ``checkbot_illegal_fix``). Each has a default that works for any game, so a
+    plug-in overrides only what it wants to show better.
     """
 
     name: ClassVar[str]
@@ -437,6 +435,90 @@ class GameRules:
         self.check_table(n_players)
         self.check_config(config)
         return self.state_type(n_players, config, chance)
+
+    # -- presentation hooks: how the human seat and check-bot meet the game --------
+
+    def screen(self) -> GameScreen:
+        """The terminal screen the human seat (``famiglia play GAME human ...``) draws and reads with.
+
+        Called once per game, at its ``start``. By default ``OptionsScreen``: the
+        seat's view field by field and the options by number; where a decision
+        lists no options, an action typed as JSON, read into ``action_type``.
+        """
+        from referee.games.screen import OptionsScreen
+
+        return OptionsScreen(self.name, self.action_type)
+
+    def random_answer(self, request: Mapping[str, Any], rng: random.Random) -> Any:
+        """A random legal action, as JSON builtins, for ``request`` (a request message as a bot receives it).
+
+        check-bot's random opponents answer every request with it, drawing only
+        from ``rng``. By default one of the request's options, uniformly; a
+        request without options gets ValueError, so a game whose decisions can
+        come without options (a Vendetta placement, stated by constraints)
+        overrides it. A game that always lists its options needs nothing.
+        """
+        options = request.get("options")
+        if not options:
+            raise ValueError(
+                f"{self.name}: a {request.get('decision')!r} request lists no options, so a random answer needs "
+                "the game's own GameRules.random_answer"
+            )
+        return rng.choice(options)
+
+    def checkbot_targets(self) -> Sequence[Target]:
+        """The decisions ``famiglia check-bot`` makes a bot answer, each in a position found by seeded play.
+
+        Called once per check; check-bot plays one game from each target's
+        position (``referee.games.checkbot.find_position``) as the check named
+        by the target. By default one target per decision kind that seeded
+        random games reach over ``checkbot_variants()`` (``targets_by_random_play``).
+        """
+        from referee.games.checkbot import targets_by_random_play
+
+        return targets_by_random_play(self, self.checkbot_variants())
+
+    def checkbot_variants(self) -> list[dict[str, str]]:
+        """The variant sets ``famiglia check-bot`` spreads over its games at every table size (one per game).
+
+        The first is usually ``{}`` (the defaults). By default the defaults,
+        then each declared variant alone at each other choice, or at its lowest
+        and highest number (``referee.games.checkbot.variants_from_spec``).
+        """
+        from referee.games.checkbot import variants_from_spec
+
+        return variants_from_spec(self.variant_spec)
+
+    def checkbot_section(self) -> str:
+        """The heading of protocol/PROTOCOL.md where a bot author reads this game's decisions.
+
+        check-bot names it in the fix of a forced decision the bot failed and of
+        an illegal action. By default "What an answer may look like", the
+        section every game shares.
+        """
+        return "What an answer may look like"
+
+    def viewer_package(self) -> str:
+        """The package that holds this game's replay-viewer parts, each optional: a ``viewer`` module
+        (``snapshot``, ``PUBLIC_ACTIONS``) and a ``board.js`` file installed as package data.
+
+        ``famiglia replay view`` and the report's game pages look there; for each
+        part a game does not bring they use the generic one (every seat's view and
+        each step's events as tables). By default the package of the rules' class.
+        """
+        module = sys.modules.get(type(self).__module__)
+        return getattr(module, "__package__", None) or type(self).__module__
+
+    def checkbot_illegal_fix(self) -> str:
+        """How a bot stops playing illegal actions in this game: check-bot's fix when a game ended on one.
+
+        By default: answer with one of the request's options, or within its
+        constraints where it lists none.
+        """
+        return (
+            "answer with one of the request's options, copied unchanged; where a request lists none, an action "
+            "within its constraints (the reason names the rule broken)"
+        )
 
     def _check_config_type(self, config: object) -> None:
         if not isinstance(config, self.config_type):

@@ -25,6 +25,7 @@ import trio
 
 from protocol.messages import TimeControl
 from referee.bots import BotSpec, load_bot
+from referee.channel import ChannelBase
 from referee.match import MatchRecord, MatchSpec, run_match
 from referee.play import play_match
 from referee.process import BotProcess, open_bot
@@ -93,6 +94,8 @@ CASES = [
     # on the cpu clock a long enough sleep meets the wall-time backstop.
     Case("sleep_once", "timeout", "no answer to request 5 within", settings={"clock": "wall"}),
     Case("slow_bank", "timeout", "ms bank)", settings={"clock": "wall"}),
+    # Computing past the clock is charged on the cpu clock too.
+    Case("slow_thinker", "timeout", "ms bank)"),
     Case("sleep_once", "timeout", "ms of wall time, the cpu clock's bound for a bot that sleeps or blocks"),
     # The CPU limit (1 s) comes long before the clock (10 s): the kernel stops the bot.
     Case(
@@ -329,7 +332,7 @@ serve(Thinker())
 """
 
 
-class OthersTime:
+class OthersTime(ChannelBase):
     """A seat's channel that adds up the CPU another bot's tree used while this seat was asked."""
 
     def __init__(self, bot: BotProcess, watched: BotProcess) -> None:

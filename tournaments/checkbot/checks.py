@@ -26,20 +26,23 @@ from typing import Any, Literal
 import msgspec
 import trio
 
-from protocol.codec import ProtocolViolation, StreamClosed, decode_bot_message
+from protocol.codec import ProtocolViolation, decode_bot_message
 from protocol.messages import Action, Log, Ready
 from referee.bot_folder import walk_entries
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.build import build_bot, check_sandbox_view
+from referee.channel import BotChannel, ChannelBase, DeadBot
 from referee.errors import BotError
 from referee.games import get_rules
-from referee.match import BotChannel, MatchSpec, run_match
+from referee.games.base import GameRules
+from referee.games.checkbot import find_position
+from referee.match import MatchSpec, run_match
+from referee.pipe import StreamClosed
 from referee.process import BotProcess
-from referee.seats import DeadBot, WarmPool, open_pool
+from referee.seats import WarmPool, open_pool
 from referee.settings import RefereeSettings
-from tournaments.checkbot.forcing import find_position, targets_for
 from tournaments.checkbot.seats import RandomSeat
-from tournaments.sanity import MIN_STARTUP_MS
+from tournaments.config.ranges import MIN_STARTUP_MS
 
 __all__ = ["CHECKS", "CheckResult", "Report", "StartupTime", "Thinking", "check_bot", "needed_startup_ms"]
 
@@ -118,7 +121,6 @@ CHECKS: dict[str, tuple[str, str]] = {
     "exits when input closes": ("exit when stdin closes, leaving no process behind", "A game, message by message"),
     "own folder untouched": ("write nothing into the bot's folder (read-only under the strict sandbox)", "Transport"),
 }
-_GAME_SECTION = {"vendetta": "Vendetta", "sicilianos": "Decisions and actions"}
 _FIX = {
     "build": "run the build command in the bot's folder by hand and fix what it reports",
     "startup": "print the ready line (and flush) as soon as start arrives; do slow setup lazily",
@@ -137,39 +139,28 @@ _FIX = {
 
 # What a bot did wrong in a game, by the termination the referee recorded: the
 # fix names that cause, whichever check the game belongs to (a restart that ends
-# on an illegal placement is about the placement, not about kept state).
-_CAUSE_FIX: dict[str, dict[str, tuple[str, str]]] = {
-    "illegal": {
-        "vendetta": (
-            (
-                "keep each placement within the request's constraints: at most max_districts different "
-                "districts, at least minimum[D-1] mafiosi on each district D you place on, at most hand in all "
-                "(the reason names the rule broken; docs/vendetta.md explains it)"
-            ),
-            "Vendetta",
+# on an illegal placement is about the placement, not about kept state). An
+# illegal action's fix is the game's own (GameRules.checkbot_illegal_fix).
+_CAUSE_FIX: dict[str, tuple[str, str]] = {
+    "crash": (
+        (
+            "it exited (or closed its input) in the middle of a game: the reason quotes its last stderr lines; "
+            "run it by hand on the messages of that decision kind"
         ),
-        "sicilianos": ("answer with one of the request's options, copied unchanged", "Decisions and actions"),
-    },
-    "crash": {
-        "": (
-            (
-                "it exited (or closed its input) in the middle of a game: the reason quotes its last stderr lines; "
-                "run it by hand on the messages of that decision kind"
-            ),
-            "A game, message by message",
-        )
-    },
-    "stall": {"": ("keep stdout open until stdin closes, and keep answering", "A game, message by message")},
+        "A game, message by message",
+    ),
+    "stall": ("keep stdout open until stdin closes, and keep answering", "A game, message by message"),
 }
 
 
-def _cause_fix(kind: str, game: str) -> tuple[str, str] | None:
+def _cause_fix(kind: str, rules: GameRules) -> tuple[str, str] | None:
     """How to fix a game that ended on ``kind``, and the PROTOCOL.md section: None when the check's own fix fits."""
-    by_game = _CAUSE_FIX.get(kind, {})
-    return by_game.get(game) or by_game.get("")
+    if kind == "illegal":
+        return rules.checkbot_illegal_fix(), rules.checkbot_section()
+    return _CAUSE_FIX.get(kind)
 
 
-class Recorder:
+class Recorder(ChannelBase):
     """A ``BotChannel`` around the bot's process that keeps what it sent and how fast.
 
     ``swap`` puts a fresh process behind it. Each fresh process's start-up
@@ -181,9 +172,20 @@ class Recorder:
     flushed.
     """
 
-    def __init__(self, process: BotProcess, patience: Callable[[bool], float] = lambda startup: 0.0) -> None:
+    def __init__(
+        self,
+        process: BotProcess,
+        patience: Callable[[bool], float] = lambda startup: 0.0,
+        *,
+        cpu_clock: bool = True,
+    ) -> None:
         self.process = process
         self.patience = patience
+        self.cpu_clock = cpu_clock
+        """Thinking is charged as the referee's clock charges it: the tree's CPU time on the cpu clock
+        (waiting for a core on a busy machine costs a bot nothing), else the wall time."""
+        self.sent_cpu_ns = 0
+        self._offer(process)
         self.answered: set[int] = set()
         self.open_request = 0
         self.sent_at = 0.0
@@ -200,8 +202,24 @@ class Recorder:
         self.startup_ms: list[float] = []
         """Each fresh process's start-up: from its start until its first ready line."""
 
+    def _offer(self, process: BotProcess) -> None:
+        """Offer the referee what the process offers (its CPU meter, its freezer): check-bot plays a
+        bot under the clock and the fairness rules of a tournament, not a gentler one."""
+        self.meter = process.meter
+        self.sandbox = process.sandbox
+        self.restless = False
+        self.poll_schedule = None
+
+    @property
+    def can_hold(self) -> bool:
+        return self.process.can_hold
+
+    def hold(self) -> None:
+        self.process.hold()
+
     def swap(self, process: BotProcess) -> None:
         self.process = process
+        self._offer(process)
         self.spawned_at = trio.current_time()
         self.first_ready = True
 
@@ -209,16 +227,13 @@ class Recorder:
     def name(self) -> str:
         return self.process.name
 
-    @property
-    def sandbox(self) -> str:
-        return self.process.sandbox
-
     async def send(self, data: bytes) -> None:
         if data.startswith(b'{"type":"request"'):
             request = msgspec.json.decode(data, type=dict[str, Any])
             self.open_request = request["id"]
             self.decision = str(request["decision"])
             self.sent_at = trio.current_time()
+            self.sent_cpu_ns = self.meter() if self.meter is not None else 0
             self.heard = False
         elif data.startswith(b'{"type":"start"'):
             self.start_sent_at = trio.current_time()
@@ -242,10 +257,16 @@ class Recorder:
                 self.first_ready = False
                 self.startup_ms.append((trio.current_time() - self.spawned_at) * 1000)
         elif isinstance(message, Action) and self.open_request:
-            self.thinking_ms.append((trio.current_time() - self.sent_at) * 1000)
+            self.thinking_ms.append(self._thinking_ms())
             self.answered.add(self.open_request)
             self.open_request = 0
         return line
+
+    def _thinking_ms(self) -> float:
+        """The last request's thinking time, as the referee's clock charged it."""
+        if self.cpu_clock and self.meter is not None:
+            return (self.meter() - self.sent_cpu_ns) / 1e6
+        return (trio.current_time() - self.sent_at) * 1000
 
     async def kill(self) -> None:
         # Only a timeout is looked into: after a wrong line the bot has answered, rightly or not.
@@ -300,29 +321,29 @@ class _Game(msgspec.Struct, kw_only=True):
     note: str = ""
 
 
-def _variant_games(game: str) -> list[_Game]:
-    """Every table size once, the bot in a different seat each time, the variants spread over them."""
-    if game == "vendetta":
-        variants: list[dict[str, str]] = [{}, {"setup": "dealt-only"}, {"control": "majority", "setup": "dealt-only"}]
-    else:
-        variants = [
-            {},
-            {"steal_pick": "victim"},
-            {"business_colour": "winning", "action_die": "1-1-4"},
-            {"steal_pick": "victim", "business_colour": "winning", "turn_limit": "60"},
-        ]
-    rules = get_rules(game)
+def _variant_games(rules: GameRules) -> list[_Game]:
+    """Every table size and every variant set of the game's ``checkbot_variants``, spread over one another.
+
+    As many games as the larger of the two counts: game i plays the i-th size
+    and the i-th variant set, each taken in turn, the bot in a different seat
+    each time. A size met again (more variant sets than sizes) names its check
+    after the variants too, so each game has a check of its own.
+    """
+    sizes = list(range(rules.min_players, rules.max_players + 1))
+    variants = rules.checkbot_variants() or [{}]
     games = []
-    for i, players in enumerate(range(rules.min_players, rules.max_players + 1)):
+    for i in range(max(len(sizes), len(variants))):
+        players = sizes[i % len(sizes)]
         chosen = variants[i % len(variants)]
         described = ", ".join(f"{k}={v}" for k, v in chosen.items()) or "default variants"
+        seat = (players - 1) if i % 2 else i % players
         games.append(
             _Game(
-                check=f"{players} players",
+                check=f"{players} players" if i < len(sizes) else f"{players} players, {described}",
                 players=players,
-                seat=(players - 1) if i % 2 else i % players,
+                seat=seat,
                 variants=chosen,
-                note=f"seat {(players - 1) if i % 2 else i % players}, {described}",
+                note=f"seat {seat}, {described}",
             )
         )
     return games
@@ -418,6 +439,9 @@ class _Run:
     def __init__(self, bot: BotSpec, game: str, settings: RefereeSettings, pool: WarmPool) -> None:
         self.bot = bot
         self.game = game
+        self.rules = get_rules(game)
+        self.forced: set[str] = set()
+        """The names of the forced-position checks (the game's targets)."""
         self.settings = settings
         self.pool = pool
         self.results: dict[str, CheckResult] = {}
@@ -441,12 +465,12 @@ class _Run:
             return  # the first failure says it
         if name in CHECKS:
             wanted, section = CHECKS[name]
-        elif name.endswith("players"):
+        elif name in self.forced:
+            wanted, section = "answer it with a legal action", self.rules.checkbot_section()
+        else:  # a table size with its variants
             wanted, section = "play every table size and every variant", "start"
-        else:  # a forced decision kind
-            wanted, section = "answer it with a legal action", _GAME_SECTION[self.game]
         fix = _FIX.get(name, "play every decision kind the section lists")
-        if (by_cause := _cause_fix(cause, self.game)) is not None:
+        if (by_cause := _cause_fix(cause, self.rules)) is not None:
             fix, section = by_cause
         result.status = "fail"
         result.detail = detail
@@ -467,7 +491,7 @@ class _Run:
             raise process.error
         assert isinstance(process, BotProcess)
         if self.recorder is None:
-            self.recorder = Recorder(process, self.patience)
+            self.recorder = Recorder(process, self.patience, cpu_clock=self.settings.clock == "cpu")
         else:
             self.recorder.swap(process)
         return self.recorder
@@ -667,17 +691,19 @@ async def check_bot(
             run.stopped = "skipped: the bot did not start"
         if run.recorder is not None:
             progress("whole game")
-            rules = get_rules(game)
+            rules = run.rules
             await run.play(_Game(check="whole game", players=rules.min_players, seat=0, note="seat 0"), seed=1)
             for name in CHECKS:
                 if name not in ("build", "startup", "whole game"):
                     run.result(name)
-            for i, entry in enumerate(_variant_games(game)):
+            for i, entry in enumerate(_variant_games(rules)):
                 progress(entry.check)
                 await run.play(entry, seed=10 + i)
-            for i, (target, match) in enumerate(targets_for(game)):
+            targets = rules.checkbot_targets()
+            run.forced.update(target.name for target in targets)
+            for i, target in enumerate(targets):
                 progress(target.name)
-                forced = find_position(game, target, match)
+                forced = find_position(rules, target)
                 if forced is None:
                     run.result(target.name).status = "skip"
                     run.result(target.name).detail = "no such position found in the seeded search"
@@ -741,7 +767,7 @@ async def _check_restart(run: _Run) -> None:
         return
     await run.fresh_process()
     before = len(run.results)
-    rules = get_rules(run.game)
+    rules = run.rules
     await run.play(_Game(check="restart", players=rules.max_players, seat=1, note="a new process, seat 1"), seed=2)
     assert len(run.results) >= before
 

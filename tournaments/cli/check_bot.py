@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-import os
 from functools import partial
 from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
 
-from tournaments.cli.common import NAME_CHARS, console, err_console, exit_on_interrupt, print_json, shown, user_errors
-from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
+from tournaments.cli.common import console, err_console, exit_on_interrupt, print_json, user_errors
+from tournaments.cli.options import (
+    DEFAULT_SANDBOX,
+    DEFAULT_TIME,
+    BankMs,
+    MoveMs,
+    Runtime,
+    Sandbox,
+    StartupMs,
+    sandbox_section,
+    time_section,
+)
+from tournaments.config.sections import referee_settings
+from tournaments.markup import NAME_CHARS, shown
 
 # The checks themselves (the engines, the referee, the sandbox) are imported
 # when a bot is checked, not at every start of famiglia (tournaments.cli).
@@ -19,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["check_bot_command", "print_report", "startup_line"]
 
-_TIME = TimeSection()
 _MARK = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip[/]"}
 
 
@@ -65,15 +75,12 @@ def print_report(report: Report) -> None:
 
 def check_bot_command(
     bot: Annotated[str, typer.Argument(help="a folder with bot.toml, or a command line in quotes")],
-    game: Annotated[str, typer.Option(help="vendetta or sicilianos")] = "vendetta",
-    move_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "move_ms"))] = _TIME.move_ms,
-    bank_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "bank_ms"))] = _TIME.bank_ms,
-    startup_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "startup_ms"))] = _TIME.startup_ms,
-    sandbox: Annotated[str, typer.Option(help="none, standard or strict; see docs/sandbox.md")] = "standard",
-    runtime: Annotated[
-        list[str],
-        typer.Option(help="an absolute folder the bot may read (a toolchain); repeat for several; see docs/sandbox.md"),
-    ] = [],  # noqa: B006
+    game: Annotated[str, typer.Option(help="vendetta, sicilianos or an installed game plug-in")] = "vendetta",
+    move_ms: MoveMs = DEFAULT_TIME.move_ms,
+    bank_ms: BankMs = DEFAULT_TIME.bank_ms,
+    startup_ms: StartupMs = DEFAULT_TIME.startup_ms,
+    sandbox: Sandbox = DEFAULT_SANDBOX,
+    runtime: Runtime = [],  # noqa: B006
     json: Annotated[bool, typer.Option("--json", help="print the report as one JSON object")] = False,
 ) -> None:
     """Check that a bot follows the protocol in every position of a game, before a tournament admits it.
@@ -84,24 +91,15 @@ def check_bot_command(
 
     from referee.bots import load_bot
     from referee.games import get_rules
-    from referee.sandbox import require_level
-    from referee.sandbox.runtimes import runtime_problem
     from tournaments.checkbot.checks import check_bot
 
     with user_errors():
         get_rules(game)
         # The same bounds as famiglia play: a clock no bot can meet is the user's mistake, not the bot's.
-        for key, value in (("move_ms", move_ms), ("bank_ms", bank_ms), ("startup_ms", startup_ms)):
-            if (problem := field_problem(TimeSection, key, value)) is not None:
-                raise ValueError(f"--{key.replace('_', '-')} {value}: {problem}")
-        for folder in runtime:
-            if (problem := runtime_problem(folder)) is not None:
-                raise ValueError(f"--runtime {folder}: {problem}")
-        level = require_level(sandbox)
+        time = time_section(move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms)
+        contained = sandbox_section(sandbox, runtime)
         spec = load_bot(bot)
-    time = TimeSection(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms)
-    runtimes = tuple(os.path.normpath(folder) for folder in runtime)
-    settings = referee_settings(time, SandboxSection(level=level, runtimes=runtimes), "forfeit")
+    settings = referee_settings(time, contained, "forfeit")
 
     def progress(name: str) -> None:
         if not json and err_console.is_terminal:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 from functools import partial
 from pathlib import Path
@@ -11,19 +10,37 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from tournaments.cli.common import NAME_CHARS, console, exit_on_interrupt, fail, print_json, shown, user_errors
-from tournaments.sanity import file_target_problem, seed_problem
-from tournaments.settings import SandboxSection, TimeSection, field_doc, field_problem, referee_settings
+from tournaments.cli.common import console, exit_on_interrupt, fail, print_json, user_errors
+from tournaments.cli.options import (
+    DEFAULT_SANDBOX,
+    DEFAULT_TIME,
+    BankMs,
+    Clock,
+    GameWallMs,
+    Illegal,
+    MarginMs,
+    MoveMs,
+    Ponder,
+    Runtime,
+    Sandbox,
+    StartupMs,
+    illegal_action_policy,
+    sandbox_section,
+    time_section,
+)
+from tournaments.config.paths import file_target_problem
+from tournaments.config.ranges import seed_problem
+from tournaments.config.sections import referee_settings
+from tournaments.markup import NAME_CHARS, shown
 
 # The referee that plays the match (the engines, the sandbox, the human seat) is
 # imported when a match is played, not at every start of famiglia (tournaments.cli).
 if TYPE_CHECKING:
     from referee.bots import BotSpec
-    from referee.match import BotChannel, MatchRecord
+    from referee.channel import BotChannel
+    from referee.match import MatchRecord
 
 __all__ = ["HUMAN", "parse_variants", "play", "print_record"]
-
-_TIME = TimeSection()
 
 HUMAN = "human"
 """The word that puts the person at this terminal in a seat (any number of seats)."""
@@ -103,7 +120,7 @@ def print_record(record: MatchRecord) -> None:
 
 
 def play(
-    game: Annotated[str, typer.Argument(help="vendetta or sicilianos")],
+    game: Annotated[str, typer.Argument(help="vendetta, sicilianos or an installed game plug-in")],
     bots: Annotated[
         list[str],
         typer.Argument(
@@ -115,21 +132,16 @@ def play(
     ] = None,
     replay: Annotated[Path | None, typer.Option(help="write the replay here (JSON lines)")] = None,
     variant: Annotated[list[str], typer.Option(help="a rules variant KEY=VALUE; repeat for several")] = [],  # noqa: B006
-    move_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "move_ms"))] = _TIME.move_ms,
-    bank_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "bank_ms"))] = _TIME.bank_ms,
-    startup_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "startup_ms"))] = _TIME.startup_ms,
-    margin_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "margin_ms"))] = _TIME.margin_ms,
-    game_wall_ms: Annotated[int, typer.Option(help=field_doc(TimeSection, "game_wall_ms"))] = _TIME.game_wall_ms,
-    clock: Annotated[str, typer.Option(help=field_doc(TimeSection, "clock"))] = _TIME.clock,
-    ponder: Annotated[bool, typer.Option("--ponder", help=field_doc(TimeSection, "ponder"))] = _TIME.ponder,
-    illegal: Annotated[str, typer.Option(help="what an illegal action costs: forfeit or pass")] = "forfeit",
-    sandbox: Annotated[
-        str, typer.Option(help="how bots are contained: none, standard or strict (bubblewrap); see docs/sandbox.md")
-    ] = SandboxSection().level,
-    runtime: Annotated[
-        list[str],
-        typer.Option(help="an absolute folder bots may read (a toolchain); repeat for several; docs/sandbox.md"),
-    ] = [],  # noqa: B006
+    move_ms: MoveMs = DEFAULT_TIME.move_ms,
+    bank_ms: BankMs = DEFAULT_TIME.bank_ms,
+    startup_ms: StartupMs = DEFAULT_TIME.startup_ms,
+    margin_ms: MarginMs = DEFAULT_TIME.margin_ms,
+    game_wall_ms: GameWallMs = DEFAULT_TIME.game_wall_ms,
+    clock: Clock = DEFAULT_TIME.clock,
+    ponder: Ponder = DEFAULT_TIME.ponder,
+    illegal: Illegal = "forfeit",
+    sandbox: Sandbox = DEFAULT_SANDBOX,
+    runtime: Runtime = [],  # noqa: B006
     json: Annotated[bool, typer.Option("--json", help="print the result as one JSON object")] = False,
 ) -> None:
     """Play one match between bots and print the ranking."""
@@ -138,19 +150,14 @@ def play(
     from referee.bots import load_bot
     from referee.match import MatchSpec
     from referee.play import check_table, play_match, prepare_bots
-    from referee.sandbox import require_level
-    from referee.sandbox.runtimes import runtime_problem
     from referee.settings import RefereeSettings
 
-    if illegal not in ("forfeit", "pass"):
-        fail(f"--illegal {illegal!r}: choose forfeit or pass")
-    if clock not in ("wall", "cpu"):
-        fail(f"--clock {clock!r}: choose wall or cpu")
-    clocks = {"move_ms": move_ms, "bank_ms": bank_ms, "startup_ms": startup_ms, "margin_ms": margin_ms,
-              "game_wall_ms": game_wall_ms}  # fmt: skip
-    for key, value in clocks.items():
-        if (problem := field_problem(TimeSection, key, value)) is not None:
-            fail(f"--{key.replace('_', '-')} {value}: {problem}")
+    with user_errors():
+        policy = illegal_action_policy(illegal)
+        time = time_section(
+            move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms, margin_ms=margin_ms, game_wall_ms=game_wall_ms,
+            clock=clock, ponder=ponder,
+        )  # fmt: skip
     if seed is not None and (problem := seed_problem(seed)) is not None:
         fail(f"--seed {seed}: {problem}")
     if replay is not None and (problem := file_target_problem(replay)) is not None:
@@ -159,24 +166,19 @@ def play(
         fail(f"--replay {replay}: already exists; famiglia never overwrites a replay, so choose another name")
     if not bots:
         fail("give the bots after the game: a folder with bot.toml, or a command line in quotes, one per seat")
-    for folder in runtime:
-        if (problem := runtime_problem(folder)) is not None:
-            fail(f"--runtime {folder}: {problem}")
-    runtimes = tuple(os.path.normpath(folder) for folder in runtime)
     with user_errors():
+        contained = sandbox_section(sandbox, runtime)
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
-        level = require_level(sandbox)
         specs = prepare_bots(
-            [load_bot(text) for text in bots if text != HUMAN], RefereeSettings(sandbox=level, runtimes=runtimes)
+            [load_bot(text) for text in bots if text != HUMAN],
+            RefereeSettings(sandbox=contained.level, runtimes=contained.runtimes),
         )
     seats = _seats(bots, specs)
     if seed is None:
         # 63 bits: too many for a bot to try every seed against the cards it sees.
         seed = secrets.randbits(63)
-    sandbox_section = SandboxSection(level=level, runtimes=runtimes)
-    time = TimeSection(**clocks, clock="cpu" if clock == "cpu" else "wall", ponder=ponder)
-    settings = referee_settings(time, sandbox_section, "forfeit" if illegal == "forfeit" else "pass")
+    settings = referee_settings(time, contained, policy)
     # The match id goes to the bots: random, never the seed, which would give them every future draw.
     spec = MatchSpec(game=game, seed=seed, variants=variants, match=f"{game}-{secrets.token_hex(4)}")
     stopped = "interrupted: the match was stopped before its end; no result" + (

@@ -1,10 +1,14 @@
 """The human seat: requests drawn with Rich, answers typed at the terminal.
 
 The seat answers ``start`` with ``ready`` at once and each ``request`` with the
-action the person typed. An entry that is not legal is refused here, with the
-engine's rule id and message, and asked again: it never reaches the referee, so
-it never costs the seat its game. ``q`` resigns after a confirmation (the seat
-forfeits, recorded as the termination ``resigned``; so does the end of input). The seat has no clock
+action the person typed, read by the game's screen (``GameRules.screen()``). An
+entry the screen refuses is refused here, with the rule id and message, and
+asked again: it never reaches the referee, so it never costs the seat its game.
+(The built-in games' screens judge an entry with the engine; the generic screen
+of a plug-in takes an option's number, or checks only the shape of an action
+typed as JSON and leaves its legality to the referee, as for a bot's.)
+``q`` resigns after a confirmation (the seat forfeits, recorded as the
+termination ``resigned``; so does the end of input). The seat has no clock
 (``untimed``): the referee waits for a person as long as it takes.
 
 Input is read in a worker thread so the referee's Trio loop (and the bots'
@@ -19,10 +23,11 @@ from typing import Any
 import trio
 from rich.console import Console
 
+from referee.channel import InProcessSeat
 from referee.errors import BotResigned
-from tournaments.checkbot.seats import InProcessSeat
-from tournaments.cli.common import NAME_CHARS, shown
-from tournaments.human.screen import GameScreen, IllegalEntry
+from referee.games import get_rules
+from referee.games.screen import GameScreen, IllegalEntry
+from tournaments.markup import NAME_CHARS, shown
 
 __all__ = ["HumanSeat", "Resign"]
 
@@ -31,16 +36,6 @@ HELP_COMMON = "Type ? for this help, q to resign (asks first)."
 
 class Resign(Exception):
     """The person confirmed ``q``."""
-
-
-def _screen_for(game: str) -> GameScreen:
-    if game == "vendetta":
-        from tournaments.human.vendetta import VendettaScreen
-
-        return VendettaScreen()
-    from tournaments.human.sicilianos import SicilianosScreen
-
-    return SicilianosScreen()
 
 
 class HumanSeat(InProcessSeat):
@@ -79,7 +74,7 @@ class HumanSeat(InProcessSeat):
             # as shown text from here, the screens can put them in any line or table.
             self.names = [shown(str(name), NAME_CHARS) for name in message["names"]]
             self.seat = int(message["seat"])
-            self.screen = _screen_for(str(message["game"]))
+            self.screen = get_rules(str(message["game"])).screen()
             self.console.rule(f"{message['game']}: you are seat {self.seat} of {message['players']}")
             return {"type": "ready", "name": self.name}
         screen = self.screen

@@ -13,11 +13,15 @@ Chance (H3): one ``shuffle("pile:<colour>", 11)`` per colour at setup, in colour
 order; each roll draws three ``below("dice", ...)`` (two colours, the action
 face), so the n-th roll of a game shows the same dice whoever rolls it; a random
 steal draws from its own stream "steal".
+
+``screen`` draws the game for the human seat and ``checkbot`` says what
+``famiglia check-bot`` plays; ``SicilianosRules``' hooks import them when asked.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
 
@@ -39,6 +43,10 @@ from referee.games.sicilianos.messages import (
     SicilianosView,
 )
 from referee.games.sicilianos.state import DECISION_RULES, SicilianosState, events_for, pick_option
+
+if TYPE_CHECKING:
+    from referee.games.checkbot import Target
+    from referee.games.screen import GameScreen
 
 __all__ = [
     "COLOURS",
@@ -77,6 +85,33 @@ class SicilianosRules(GameRules):
     action_type: ClassVar[Any] = SicilianosAction
     event_type: ClassVar[Any] = SicilianosEvent
     state_type: ClassVar[type[GameState]] = SicilianosState
+
+    # Every decision lists its options, so the default random_answer fits.
+
+    def screen(self) -> GameScreen:
+        """Hands, money, businesses and piles drawn as tables; options described in words, chosen by number."""
+        from referee.games.sicilianos.screen import SicilianosScreen
+
+        return SicilianosScreen()
+
+    def checkbot_targets(self) -> Sequence[Target]:
+        """Every decision kind, each in a position offering every action type it can (``sicilianos.checkbot``)."""
+        from referee.games.sicilianos.checkbot import targets
+
+        return targets()
+
+    def checkbot_variants(self) -> list[dict[str, str]]:
+        from referee.games.sicilianos.checkbot import VARIANTS
+
+        return [dict(variants) for variants in VARIANTS]
+
+    def checkbot_section(self) -> str:
+        return "Decisions and actions"
+
+    def checkbot_illegal_fix(self) -> str:
+        from referee.games.sicilianos.checkbot import ILLEGAL_FIX
+
+        return ILLEGAL_FIX
 
 
 RULES: Final = SicilianosRules()

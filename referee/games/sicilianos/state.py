@@ -104,7 +104,7 @@ from referee.games.sicilianos.messages import (
 from referee.games.sicilianos.scoring import final_scores, godfather_of
 from referee.games.sicilianos.war import War, winning_seat
 
-__all__ = ["DECISION_RULES", "SicilianosState", "events_for", "pick_option"]
+__all__ = ["DECISION_RULES", "KIND_ACTIONS", "SicilianosState", "events_for", "pick_option"]
 
 # Stages: which step of the game is pending.
 (
@@ -149,8 +149,8 @@ _END_RULES: Final[dict[str, str]] = {
     "forfeits": "H2",
 }
 
-# The action types each decision kind takes.
-_KIND_ACTIONS: Final[dict[str, tuple[type, ...]]] = {
+# The action types each decision kind takes (check-bot forces a position offering each set).
+KIND_ACTIONS: Final[dict[str, tuple[type, ...]]] = {
     "setup": (Draw,),
     "turn": (Roll, StartWar),
     "take2_colour": (Draw,),
@@ -1159,7 +1159,7 @@ class SicilianosState(GameState):
         """The rule an action breaks and why, for an action that is not among the options."""
         kind = decision.kind
         rule = DECISION_RULES[kind]
-        expected = _KIND_ACTIONS[kind]
+        expected = KIND_ACTIONS[kind]
         got = type(action).__name__
         if not any(isinstance(action, cls) for cls in expected):
             names = " or ".join(cls.__name__ for cls in expected)

@@ -62,6 +62,8 @@ apart from ``seat``, and ``events_for`` returns the events unchanged.
 Layout. ``components`` holds the numbers, ``messages`` the wire types,
 ``sampler`` the random placement, ``state`` the game in progress; this module
 declares the game (``VendettaRules``, its variants once) for the registry.
+``screen`` draws the game for the human seat and ``checkbot`` says what
+``famiglia check-bot`` plays; both are imported only by the hooks that give them.
 
 Speed. The state is flat lists; ``apply`` validates, mutates in place and builds
 only its events. Two per-district caches make placement checks and vendettas
@@ -71,7 +73,9 @@ and ``_minbase[d]`` (the P4 minimum for a seat that is not that only seat).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+import random
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
 
@@ -97,6 +101,10 @@ from referee.games.vendetta.messages import (
 )
 from referee.games.vendetta.sampler import random_placement
 from referee.games.vendetta.state import VendettaState
+
+if TYPE_CHECKING:
+    from referee.games.checkbot import Target
+    from referee.games.screen import GameScreen
 
 __all__ = [
     "DEFAULT_ROUND_LIMIT",
@@ -139,6 +147,38 @@ class VendettaRules(GameRules):
     action_type: ClassVar[Any] = Place
     event_type: ClassVar[Any] = VendettaEvent
     state_type: ClassVar[type[GameState]] = VendettaState
+
+    def screen(self) -> GameScreen:
+        """The board as a table; placements typed as ``7:3 11:2`` and judged by the engine before they are sent."""
+        from referee.games.vendetta.screen import VendettaScreen
+
+        return VendettaScreen(self)
+
+    def random_answer(self, request: Mapping[str, Any], rng: random.Random) -> Any:
+        """A placement drawn like ``random_action``'s, from the request's constraints (it lists no options)."""
+        if request.get("options"):
+            return super().random_answer(request, rng)
+        constraints = msgspec.convert(request["constraints"], PlaceConstraints)
+        return msgspec.to_builtins(random_placement(constraints, rng))
+
+    def checkbot_targets(self) -> Sequence[Target]:
+        """The four placements a bot computes differently (``vendetta.checkbot.TARGETS``)."""
+        from referee.games.vendetta.checkbot import TARGETS
+
+        return TARGETS
+
+    def checkbot_variants(self) -> list[dict[str, str]]:
+        from referee.games.vendetta.checkbot import VARIANTS
+
+        return [dict(variants) for variants in VARIANTS]
+
+    def checkbot_section(self) -> str:
+        return "Vendetta"
+
+    def checkbot_illegal_fix(self) -> str:
+        from referee.games.vendetta.checkbot import ILLEGAL_FIX
+
+        return ILLEGAL_FIX
 
 
 RULES: Final = VendettaRules()

@@ -20,7 +20,7 @@ from referee.bots import load_bot
 from referee.build import build_bot
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import ROOT, SAMPLE_BOTS, TEST_BOTS
-from tournaments.checkbot.checks import Report, check_bot
+from tournaments.checkbot.checks import Recorder, Report, check_bot
 from tournaments.cli import app
 
 pytestmark = pytest.mark.slow
@@ -79,7 +79,10 @@ HOSTILE_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("memory_hog", "whole game", {"limits": BotLimits(memory_mb=256), "time": TimeControl(move_ms=5000)}),
     ("fork_bomb", "whole game", {"limits": BotLimits(processes=16)}),
     ("sleep_once", "time", {}),
-    ("slow_bank", "time", {}),
+    # check-bot charges a decision as the host's clock does: sleeping is charged on the wall clock
+    # only, computing on both (the cpu clock is the default).
+    ("slow_bank", "time", {"clock": "wall"}),
+    ("slow_thinker", "time", {}),
     ("cpu_loop", "time", {}),
     ("immortal", "time", {}),
     ("endless_line", "messages", {}),
@@ -169,11 +172,16 @@ def test_cli_user_mistake_is_one_line_and_exit_2(args: list[str], message: str) 
 
 
 def test_every_section_a_fix_names_is_a_heading_of_protocol_md() -> None:
-    from tournaments.checkbot.checks import _GAME_SECTION, CHECKS
+    from referee.games import get_rules
+    from referee.games.base import GameRules
+    from tournaments.checkbot.checks import _CAUSE_FIX, CHECKS
 
     doc = (ROOT / "protocol" / "PROTOCOL.md").read_text(encoding="utf-8")
     headings = {line.lstrip("#").strip() for line in doc.splitlines() if line.startswith("#")}
-    for _, section in [*CHECKS.values(), *((None, s) for s in _GAME_SECTION.values())]:
+    games = [get_rules("vendetta"), get_rules("sicilianos")]
+    # The games' own sections, and the one a plug-in inherits (GameRules' default, called unbound).
+    sections = [rules.checkbot_section() for rules in games] + [GameRules.checkbot_section(games[0])]
+    for section in [*(s for _, s in CHECKS.values()), *(s for _, s in _CAUSE_FIX.values()), *sections]:
         assert section in headings, section
 
 
@@ -256,3 +264,31 @@ def test_a_process_of_the_host_in_the_bots_folder_is_not_blamed_on_the_bot(tmp_p
         shell.kill()
         shell.wait()
     assert report.passed, [r for r in report.checks if r.status == "fail"]
+
+
+class _MeteredProcess:
+    """Stands in for a BotProcess: a CPU meter the test turns, and what the Recorder reads besides."""
+
+    def __init__(self) -> None:
+        self.cpu_ns = 0
+        self.meter = lambda: self.cpu_ns
+        self.sandbox = "none"
+        self.can_hold = False
+        self.sent: list[bytes] = []
+
+    async def send(self, data: bytes) -> None:
+        self.sent.append(data)
+
+
+@pytest.mark.parametrize(("cpu_clock", "charged_ms"), [(True, 40.0), (False, 1000.0)])
+async def test_thinking_is_charged_as_the_hosts_clock_charges_it(
+    cpu_clock: bool, charged_ms: float, autojump_clock: trio.abc.Clock
+) -> None:
+    # 40 ms of CPU over 1 s of wall time (a bot that sleeps, or waits for a core): the cpu clock
+    # charges the 40 ms, the wall clock the second; check-bot's "time" check judges the same figure.
+    process = _MeteredProcess()
+    recorder = Recorder(process, cpu_clock=cpu_clock)  # type: ignore[arg-type]
+    await recorder.send(b'{"type":"request","id":1,"decision":"place"}\n')
+    process.cpu_ns += 40_000_000
+    await trio.sleep(1.0)
+    assert recorder._thinking_ms() == pytest.approx(charged_ms)

@@ -26,9 +26,10 @@ PROMPT = r"\(e\.g\. [^)]*\)> "
 OVER = r"game over"
 
 
-def spawn(*args: str) -> pexpect.spawn:
+def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+    """``famiglia`` with ``args`` in a pseudo-terminal; ``env`` adds to (or overrides) the environment."""
     # A dumb terminal: Rich draws no colours or styles, so the text can be matched as it is.
-    env = {**os.environ, "TERM": "dumb", "COLUMNS": "200", "LINES": "60"}
+    env = {**os.environ, **(env or {}), "TERM": "dumb", "COLUMNS": "200", "LINES": "60"}
     child = pexpect.spawn(
         FAMIGLIA, list(args), cwd=str(ROOT), encoding="utf-8", timeout=30, dimensions=(60, 200), env=env
     )

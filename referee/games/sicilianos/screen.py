@@ -1,4 +1,7 @@
-"""Sicilianos at the terminal: the seat's hand, the others' card backs, money, businesses, piles; options by number."""
+"""Sicilianos at the terminal: the seat's hand, the others' card backs, money, businesses, piles; options by number.
+
+``SicilianosRules.screen()`` gives it to the human seat (tournaments.human).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from referee.games.screen import IllegalEntry
 from referee.games.sicilianos.state import DECISION_RULES
-from tournaments.human.screen import IllegalEntry
 
 __all__ = ["SicilianosScreen", "describe_option"]
 

@@ -1,4 +1,7 @@
-"""Vendetta at the terminal: the 13 districts, every seat's numbers, placements typed as ``7:3 11:2``."""
+"""Vendetta at the terminal: the 13 districts, every seat's numbers, placements typed as ``7:3 11:2``.
+
+``VendettaRules.screen()`` gives it to the human seat (tournaments.human).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +11,10 @@ import msgspec
 from rich.console import Console
 from rich.table import Table
 
-from referee.games.base import IllegalAction, SeededChance
-from referee.games.vendetta import Place, Placement, VendettaState, VendettaView
-from tournaments.human.screen import IllegalEntry
+from referee.games.base import GameRules, IllegalAction, SeededChance
+from referee.games.screen import IllegalEntry
+from referee.games.vendetta.messages import Place, Placement, VendettaView
+from referee.games.vendetta.state import VendettaState
 
 __all__ = ["VendettaScreen"]
 
@@ -20,7 +24,11 @@ def _placements(items: list[dict[str, Any]]) -> str:
 
 
 class VendettaScreen:
-    """Draws a Vendetta view and reads a placement."""
+    """Draws a Vendetta view and reads a placement, judged by ``rules`` (Vendetta's) before it is sent."""
+
+    def __init__(self, rules: GameRules) -> None:
+        # Given, not imported: the vendetta package declares its rules and imports this module.
+        self.rules = rules
 
     def describe_event(self, event: dict[str, Any], names: list[str]) -> str:
         kind = event.get("type")
@@ -122,7 +130,7 @@ class VendettaScreen:
                 placements.append(Placement(int(district), int(count)))
         action = Place(sorted(placements, key=lambda p: p.district))
         # The engine itself judges the entry, on a copy of the position this seat sees.
-        state = VendettaState.from_view(msgspec.convert(request["view"], VendettaView), SeededChance(0))
+        state = VendettaState.from_view(msgspec.convert(request["view"], VendettaView), SeededChance(0), self.rules)
         try:
             state.apply(request["view"]["seat"], action)
         except IllegalAction as exc:
