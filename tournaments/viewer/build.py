@@ -10,16 +10,13 @@ stops making sense, and says which line that is and why.
 
 from __future__ import annotations
 
-import importlib
-import importlib.resources
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import msgspec
 
 from referee.games import get_rules
-from referee.games.base import ChanceDraw, ChanceMismatch, GameRules, GameState, IllegalAction, ScriptedChance
+from referee.games.base import ChanceDraw, ChanceMismatch, GameState, IllegalAction, ScriptedChance
 from referee.replay import (
     REPLAY_FORMAT,
     ActionRecord,
@@ -31,8 +28,9 @@ from referee.replay import (
     ReplayRecord,
     ResultRecord,
 )
+from tournaments.viewer.presentation import NoViewer, presentation_for
 
-__all__ = ["NoViewer", "NotAReplay", "ViewerData", "build_viewer_data", "game_viewer_module", "read_lenient"]
+__all__ = ["NoViewer", "NotAReplay", "ViewerData", "build_viewer_data", "read_lenient"]
 
 _record_decoder = msgspec.json.Decoder(ReplayRecord)
 _encoder = msgspec.json.Encoder()
@@ -40,10 +38,6 @@ _encoder = msgspec.json.Encoder()
 
 class NotAReplay(ValueError):
     """The file is not a famiglia replay at all (nothing to draw)."""
-
-
-class NoViewer(ValueError):
-    """The replay's game (a plug-in) brings no viewer module or board script."""
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -102,24 +96,6 @@ def read_lenient(path: Path) -> tuple[Header, list[tuple[int, ReplayRecord]], Pr
     return header, records, None
 
 
-def game_viewer_module(rules: GameRules) -> tuple[ModuleType, str]:
-    """A game's ``viewer`` module (its ``snapshot``) and its board-drawing script.
-
-    Both live in the game's own package, so a game added later brings its view.
-    """
-    package = type(rules).__module__
-    try:
-        module = importlib.import_module(f"{package}.viewer")
-        script = importlib.resources.files(package).joinpath("board.js").read_text(encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError) as missing:
-        # A plug-in game need not bring a view; its replays still verify.
-        raise NoViewer(
-            f"{rules.name} has no replay viewer ({package} has no viewer module and board.js: {missing}); "
-            f"`famiglia replay verify` still checks its replays"
-        ) from None
-    return module, script
-
-
 def _builtins(events: list[Any]) -> list[Any]:
     return [msgspec.to_builtins(event) for event in events]
 
@@ -137,10 +113,10 @@ def build_viewer_data(path: Path) -> ViewerData:
     )  # fmt: skip
     try:
         rules = get_rules(header.game)
-        module, _ = game_viewer_module(rules)
+        presentation = presentation_for(rules)
         config = msgspec.json.decode(header.config, type=rules.config_type)
     except NoViewer:
-        raise  # nothing to draw with: the caller says so, rather than a page of nothing
+        raise  # the game's own viewer is broken: the caller says so, rather than a page of nothing
     except (ValueError, msgspec.DecodeError) as exc:
         data.problem = Problem(1, f"the header cannot start a game: {exc}")
         return data
@@ -161,11 +137,13 @@ def build_viewer_data(path: Path) -> ViewerData:
             own = seat is None or step["seat"] == seat
             shown = dict(step)
             if not own:
-                # Another seat's action, reasons and log lines may name its hidden cards.
-                shown["action"] = None
+                # Another seat's action may name its hidden cards, unless the game says
+                # its actions are public; a forfeit's reason and log lines always may.
+                if not presentation.public_actions:
+                    shown["action"] = None
                 shown["forfeit"] = None if step["forfeit"] is None else {"kind": step["forfeit"]["kind"]}
             shown["events"] = _builtins(events if seat is None else state.events_for(seat, events))
-            shown["state"] = module.snapshot(state, seat, shown["events"], memories[key])
+            shown["state"] = presentation.snapshot(state, seat, shown["events"], memories[key])
             shown["logs"] = []
             shown["rejected"] = []
             views[key].append(shown)

@@ -4,8 +4,9 @@
 each step and holds nothing more (its data is the engine's view for that seat),
 so a bot author can publish or read a seat's page without leaking the others'
 cards. A page written alone (``famiglia replay view``) carries its data, the
-generic player (``static/viewer.js``), its styles and the game's own board
-script, and fetches nothing. The pages of a report carry only their game's
+generic player (``static/viewer.js``), its styles and the game's board script
+(its own ``board.js``, or the generic tables of presentation.py), and fetches
+nothing. The pages of a report carry only their game's
 data (packed, see ``templating.packed_json``) and load the player, the styles
 and the board scripts from one folder of files shared by every game
 (``write_assets``): a thousand games do not repeat them a thousand times.
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.games import get_rules
-from tournaments.viewer.build import ViewerData, build_viewer_data, game_viewer_module
+from tournaments.viewer.build import ViewerData, build_viewer_data
+from tournaments.viewer.presentation import presentation_for
 from tournaments.viewer.templating import environment, package_text, packed_json
 
 __all__ = ["ASSETS", "SEAT_COLOURS", "board_file", "render_view", "seat_page", "write_assets", "write_viewer"]
@@ -44,8 +46,9 @@ def board_file(game: str) -> str:
 
 
 def _board_script(game: str) -> str:
+    """The game's own board.js, or the generic tables; "" when the game cannot be loaded."""
     try:
-        return game_viewer_module(get_rules(game))[1]
+        return presentation_for(get_rules(game)).board_script
     except (ValueError, ImportError, OSError):
         return ""  # the page then says the board cannot be drawn
 
@@ -110,7 +113,8 @@ def write_viewer(replay: Path, out: Path, *, assets: str | None = None) -> list[
 def write_assets(folder: Path, games: Iterable[str]) -> list[Path]:
     """The files the pages written with ``assets`` share: the player, its styles, each game's board.
 
-    A game without a board script gets none; its pages say so.
+    A game without a board.js of its own gets the generic tables; one that cannot be
+    loaded gets none, and its pages say so.
     """
     files = {"viewer.css": package_text("viewer.css"), "viewer.js": package_text("viewer.js")}
     for game in sorted(set(games)):

@@ -8,11 +8,14 @@ When the hands are empty, the seats rank by tricks taken (ties share a rank).
 A seat that forfeits leaves play: the engine plays its lowest card for it, it can
 take tricks no more, and it ranks last. When one seat is left, the game ends.
 
-Everything famiglia needs comes from ``referee.games.base``: the wire types are
-msgspec Structs, ``SottoState`` fills in the hooks of ``GameState`` (the base
-does the turn, end and forfeit checks, copying and ranking), and ``SottoRules``
-declares the name, the table sizes and the one variant. pyproject.toml registers
-``RULES`` under the entry point group ``famiglia.games``.
+Everything famiglia needs comes from ``referee.games.base`` and
+``referee.games.wire``: the wire types are msgspec Structs (actions and events
+on the bases ``Action`` and ``Event``, which carry the ``"type"`` tag field),
+``SottoState`` fills in the hooks of ``GameState`` (the base does the turn, end
+and forfeit checks, copying and ranking), and ``SottoRules`` declares the name,
+the table sizes and the one variant. pyproject.toml registers ``RULES`` under
+the entry point group ``famiglia.games``. docs/writing-a-game.md holds this
+whole module, block by block, with what each part is for.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from referee.games.base import (
     checked_shuffle,
     rank_seats,
 )
+from referee.games.wire import Action, Event
 
 __all__ = ["RULES", "Play", "SottoConfig", "SottoRules", "SottoState", "SottoView"]
 
@@ -45,34 +49,34 @@ class SottoConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     hand: int = 3
 
 
-class Play(msgspec.Struct, frozen=True, gc=False, tag="play", tag_field="type"):
+class Play(Action, tag="play"):
     """The one action: put this card of your hand on the table."""
 
     card: int
 
 
-class Led(msgspec.Struct, frozen=True, gc=False, tag="led", tag_field="type"):
+class Led(Event, tag="led"):
     """The draw chose the seat that leads this trick."""
 
     trick: int
     seat: int
 
 
-class Played(msgspec.Struct, frozen=True, gc=False, tag="played", tag_field="type"):
+class Played(Event, tag="played"):
     """A seat put a card face up."""
 
     seat: int
     card: int
 
 
-class Took(msgspec.Struct, frozen=True, gc=False, tag="took", tag_field="type"):
+class Took(Event, tag="took"):
     """The highest card took the trick."""
 
     seat: int
     card: int
 
 
-class GameEnded(msgspec.Struct, frozen=True, gc=False, tag="game_ended", tag_field="type"):
+class GameEnded(Event, tag="game_ended"):
     """The game is over: why, the tricks taken and the ranks."""
 
     ended_by: str

@@ -18,6 +18,7 @@ from referee.games.sicilianos.components import (
     Kind,
     parse_action_die,
 )
+from referee.games.wire import Action, Event
 
 __all__ = [
     "BUSINESS_COLOURS",
@@ -119,29 +120,29 @@ class SicilianosConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 # Actions: one tagged Struct each; Decision.options holds ready-made instances.
 
 
-class Draw(msgspec.Struct, frozen=True, gc=False, tag="draw", tag_field="type"):
+class Draw(Action, tag="draw"):
     """Take the top card of a colour's pile (S3 setup, D1 top card, D2 colour at 9 cards)."""
 
     colour: Colour
 
 
-class Inspect(msgspec.Struct, frozen=True, gc=False, tag="inspect", tag_field="type"):
+class Inspect(Action, tag="inspect"):
     """Look through the whole pile of a rolled colour (D1)."""
 
     colour: Colour
 
 
-class Pick(msgspec.Struct, frozen=True, gc=False, tag="pick", tag_field="type"):
+class Pick(Action, tag="pick"):
     """Take this card from the pile being looked through (D1)."""
 
     value: int
 
 
-class Roll(msgspec.Struct, frozen=True, gc=False, tag="roll", tag_field="type"):
+class Roll(Action, tag="roll"):
     """Roll the three dice (T1)."""
 
 
-class StartWar(msgspec.Struct, frozen=True, gc=False, tag="war", tag_field="type"):
+class StartWar(Action, tag="war"):
     """Start a gang war with this card face down and this dirty note as stake (T2, G1)."""
 
     colour: Colour
@@ -149,7 +150,7 @@ class StartWar(msgspec.Struct, frozen=True, gc=False, tag="war", tag_field="type
     note: int
 
 
-class Join(msgspec.Struct, frozen=True, gc=False, tag="join", tag_field="type"):
+class Join(Action, tag="join"):
     """Join the war with this card face down and this dirty note as stake (G2)."""
 
     colour: Colour
@@ -157,43 +158,43 @@ class Join(msgspec.Struct, frozen=True, gc=False, tag="join", tag_field="type"):
     note: int
 
 
-class StayOut(msgspec.Struct, frozen=True, gc=False, tag="stay_out", tag_field="type"):
+class StayOut(Action, tag="stay_out"):
     """Stay out of the war (G2)."""
 
 
-class Play(msgspec.Struct, frozen=True, gc=False, tag="play", tag_field="type"):
+class Play(Action, tag="play"):
     """Put one more card of the own family face down (G4)."""
 
     colour: Colour
     value: int
 
 
-class Pass(msgspec.Struct, frozen=True, gc=False, tag="pass", tag_field="type"):
+class Pass(Action, tag="pass"):
     """Play no more cards in this war (G4); final."""
 
 
-class Steal(msgspec.Struct, frozen=True, gc=False, tag="steal", tag_field="type"):
+class Steal(Action, tag="steal"):
     """Steal a card of a rolled colour from another seat (DS)."""
 
     target: int
     colour: Colour
 
 
-class Give(msgspec.Struct, frozen=True, gc=False, tag="give", tag_field="type"):
+class Give(Action, tag="give"):
     """The victim hands over this card of the stolen colour (variant steal_pick=victim)."""
 
     value: int
 
 
-class AsFamily(msgspec.Struct, frozen=True, gc=False, tag="as_family", tag_field="type"):
+class AsFamily(Action, tag="as_family"):
     """Count the revealed Renegade (+8) or Bomb (+5) as a plain family card (G5, G6)."""
 
 
-class AsRenegade(msgspec.Struct, frozen=True, gc=False, tag="as_renegade", tag_field="type"):
+class AsRenegade(Action, tag="as_renegade"):
     """Use the revealed Renegade for its other colour and stop playing (G5)."""
 
 
-class Explode(msgspec.Struct, frozen=True, gc=False, tag="explode", tag_field="type"):
+class Explode(Action, tag="explode"):
     """Explode the revealed Bomb at this card in play (G6); a Bodyguard may take the hit."""
 
     colour: Colour
@@ -203,13 +204,13 @@ class Explode(msgspec.Struct, frozen=True, gc=False, tag="explode", tag_field="t
 Take: TypeAlias = Literal["business", "launder"]
 
 
-class Spoils(msgspec.Struct, frozen=True, gc=False, tag="spoils", tag_field="type"):
+class Spoils(Action, tag="spoils"):
     """The winning family's player picks its share of a won alliance (G8)."""
 
     take: Take
 
 
-class TakeBusiness(msgspec.Struct, frozen=True, gc=False, tag="business", tag_field="type"):
+class TakeBusiness(Action, tag="business"):
     """Take the business of this kind from the business pile being looked through (G8)."""
 
     kind: Kind
@@ -247,7 +248,7 @@ class Card(msgspec.Struct, frozen=True, gc=False):
     value: int
 
 
-class Drew(msgspec.Struct, frozen=True, gc=False, tag="drew", tag_field="type"):
+class Drew(Event, tag="drew"):
     """A seat took a card from a pile; ``value`` only for that seat."""
 
     seat: int
@@ -256,7 +257,7 @@ class Drew(msgspec.Struct, frozen=True, gc=False, tag="drew", tag_field="type"):
     source: Literal["setup", "top", "inspect"]
 
 
-class Rolled(msgspec.Struct, frozen=True, gc=False, tag="rolled", tag_field="type"):
+class Rolled(Event, tag="rolled"):
     """A seat rolled the dice (T1)."""
 
     seat: int
@@ -264,7 +265,7 @@ class Rolled(msgspec.Struct, frozen=True, gc=False, tag="rolled", tag_field="typ
     action: DieAction
 
 
-class TookNothing(msgspec.Struct, frozen=True, gc=False, tag="took_nothing", tag_field="type"):
+class TookNothing(Event, tag="took_nothing"):
     """The roll gave this seat nothing, and why."""
 
     seat: int
@@ -272,7 +273,7 @@ class TookNothing(msgspec.Struct, frozen=True, gc=False, tag="took_nothing", tag
     reason: str
 
 
-class Inspected(msgspec.Struct, frozen=True, gc=False, tag="inspected", tag_field="type"):
+class Inspected(Event, tag="inspected"):
     """A seat looks through a pile (D1); ``order`` (top first) only for that seat."""
 
     seat: int
@@ -280,7 +281,7 @@ class Inspected(msgspec.Struct, frozen=True, gc=False, tag="inspected", tag_fiel
     order: list[int] | None
 
 
-class Stole(msgspec.Struct, frozen=True, gc=False, tag="stole", tag_field="type"):
+class Stole(Event, tag="stole"):
     """A card changed hands (DS); ``value`` only for thief and victim."""
 
     thief: int
@@ -290,7 +291,7 @@ class Stole(msgspec.Struct, frozen=True, gc=False, tag="stole", tag_field="type"
     picked_by: Literal["chance", "victim"]
 
 
-class WarStarted(msgspec.Struct, frozen=True, gc=False, tag="war_started", tag_field="type"):
+class WarStarted(Event, tag="war_started"):
     """A seat started a gang war (G1) with a face-down card; ``value`` only for it."""
 
     seat: int
@@ -299,7 +300,7 @@ class WarStarted(msgspec.Struct, frozen=True, gc=False, tag="war_started", tag_f
     note: int
 
 
-class Joined(msgspec.Struct, frozen=True, gc=False, tag="joined", tag_field="type"):
+class Joined(Event, tag="joined"):
     """A seat joined the war (G2) with a face-down card; ``value`` only for it."""
 
     seat: int
@@ -308,14 +309,14 @@ class Joined(msgspec.Struct, frozen=True, gc=False, tag="joined", tag_field="typ
     note: int
 
 
-class StayedOut(msgspec.Struct, frozen=True, gc=False, tag="stayed_out", tag_field="type"):
+class StayedOut(Event, tag="stayed_out"):
     """A seat stayed out of the war (G2): by choice, unable, or forfeited."""
 
     seat: int
     reason: Literal["chose", "unable", "forfeited"]
 
 
-class Played(msgspec.Struct, frozen=True, gc=False, tag="played", tag_field="type"):
+class Played(Event, tag="played"):
     """A participant put one more card face down (G4); ``value`` only for it."""
 
     seat: int
@@ -323,7 +324,7 @@ class Played(msgspec.Struct, frozen=True, gc=False, tag="played", tag_field="typ
     value: int | None
 
 
-class Passed(msgspec.Struct, frozen=True, gc=False, tag="passed", tag_field="type"):
+class Passed(Event, tag="passed"):
     """A participant plays no more cards in this war (G4)."""
 
     seat: int
@@ -338,14 +339,14 @@ class WarCardShown(msgspec.Struct, frozen=True, gc=False):
     value: int
 
 
-class Revealed(msgspec.Struct, frozen=True, gc=False, tag="revealed", tag_field="type"):
+class Revealed(Event, tag="revealed"):
     """The face-down cards are turned up (G3, G4); ``first`` for the first reveal."""
 
     first: bool
     cards: list[WarCardShown]
 
 
-class CardUsed(msgspec.Struct, frozen=True, gc=False, tag="card_used", tag_field="type"):
+class CardUsed(Event, tag="card_used"):
     """A revealed Renegade or Bomb was settled without an explosion (G5, G6)."""
 
     seat: int
@@ -355,7 +356,7 @@ class CardUsed(msgspec.Struct, frozen=True, gc=False, tag="card_used", tag_field
     ally: int | None  # the seat of the other colour, for a Renegade with a partner
 
 
-class Exploded(msgspec.Struct, frozen=True, gc=False, tag="exploded", tag_field="type"):
+class Exploded(Event, tag="exploded"):
     """A Bomb exploded (G6): the aimed card, and the card actually removed."""
 
     seat: int
@@ -374,7 +375,7 @@ class FamilyStrength(msgspec.Struct, frozen=True, gc=False):
     strength: int
 
 
-class WarResolved(msgspec.Struct, frozen=True, gc=False, tag="war_resolved", tag_field="type"):
+class WarResolved(Event, tag="war_resolved"):
     """The war's result (G7): strengths, the winning family, the seats that win."""
 
     strengths: list[FamilyStrength]
@@ -383,14 +384,14 @@ class WarResolved(msgspec.Struct, frozen=True, gc=False, tag="war_resolved", tag
     stripped: list[int]  # seats whose every card was removed by Bombs
 
 
-class SpoilsChosen(msgspec.Struct, frozen=True, gc=False, tag="spoils_chosen", tag_field="type"):
+class SpoilsChosen(Event, tag="spoils_chosen"):
     """The winning family's player chose its share of a won alliance (G8)."""
 
     seat: int
     take: Take
 
 
-class BusinessTaken(msgspec.Struct, frozen=True, gc=False, tag="business_taken", tag_field="type"):
+class BusinessTaken(Event, tag="business_taken"):
     """A seat took a business (G8); ``kind`` only for it (for all once the game is over)."""
 
     seat: int
@@ -398,7 +399,7 @@ class BusinessTaken(msgspec.Struct, frozen=True, gc=False, tag="business_taken",
     kind: Kind | None
 
 
-class NoBusiness(msgspec.Struct, frozen=True, gc=False, tag="no_business", tag_field="type"):
+class NoBusiness(Event, tag="no_business"):
     """A winner's business share gave nothing (G8), and why."""
 
     seat: int
@@ -406,7 +407,7 @@ class NoBusiness(msgspec.Struct, frozen=True, gc=False, tag="no_business", tag_f
     reason: Literal["pile_empty", "forfeited"]
 
 
-class Laundered(msgspec.Struct, frozen=True, gc=False, tag="laundered", tag_field="type"):
+class Laundered(Event, tag="laundered"):
     """Dirty stakes became this seat's clean money (G8)."""
 
     seat: int
@@ -414,20 +415,20 @@ class Laundered(msgspec.Struct, frozen=True, gc=False, tag="laundered", tag_fiel
     from_bank: int  # the part the bank paid (0 when the ally's stake is taken instead)
 
 
-class StakesLost(msgspec.Struct, frozen=True, gc=False, tag="stakes_lost", tag_field="type"):
+class StakesLost(Event, tag="stakes_lost"):
     """The bank took the losing stakes (G9), per seat."""
 
     seats: list[int]
     notes: list[int]
 
 
-class Returned(msgspec.Struct, frozen=True, gc=False, tag="returned", tag_field="type"):
+class Returned(Event, tag="returned"):
     """The war's cards went under their piles (G9), in this order."""
 
     cards: list[Card]
 
 
-class Skipped(msgspec.Struct, frozen=True, gc=False, tag="skipped", tag_field="type"):
+class Skipped(Event, tag="skipped"):
     """A forfeited seat's turn was skipped (H2)."""
 
     seat: int
@@ -440,7 +441,7 @@ class BusinessView(msgspec.Struct, frozen=True, gc=False):
     kind: Kind | None
 
 
-class GameEnded(msgspec.Struct, frozen=True, gc=False, tag="game_ended", tag_field="type"):
+class GameEnded(Event, tag="game_ended"):
     """The game is over: why, the final scores (E3), ranks, and every business shown."""
 
     ended_by: str

@@ -12,6 +12,7 @@ import msgspec
 
 from referee.games.base import Forfeited
 from referee.games.vendetta.components import DEFAULT_ROUND_LIMIT, Control, Setup
+from referee.games.wire import Action, Event
 
 __all__ = [
     "Eliminated",
@@ -48,10 +49,10 @@ class Placement(msgspec.Struct, frozen=True, gc=False):
     count: int
 
 
-class Place(msgspec.Struct, frozen=True, gc=False, tag="place", tag_field="type"):
+class Place(Action, tag="place"):
     """The one Vendetta action: 0, 1 or 2 placements; an empty list places nothing."""
 
-    placements: list[Placement] = []
+    placements: list[Placement] = []  # noqa: RUF012 - a msgspec field default: msgspec copies it per instance
 
 
 class PlaceConstraints(msgspec.Struct, gc=False):
@@ -90,14 +91,14 @@ class VendettaView(msgspec.Struct, tag="vendetta", tag_field="type", kw_only=Tru
     target_points: int  # E3
 
 
-class RoundStarted(msgspec.Struct, frozen=True, gc=False, tag="round_start", tag_field="type"):
+class RoundStarted(Event, tag="round_start"):
     """A round begins (R1): its number and start player."""
 
     round: int
     start_seat: int
 
 
-class Placed(msgspec.Struct, frozen=True, gc=False, tag="placed", tag_field="type"):
+class Placed(Event, tag="placed"):
     """A seat placed mafiosi (possibly none) on its turn."""
 
     seat: int
@@ -105,7 +106,7 @@ class Placed(msgspec.Struct, frozen=True, gc=False, tag="placed", tag_field="typ
     placements: list[Placement]
 
 
-class Revealed(msgspec.Struct, frozen=True, gc=False, tag="revealed", tag_field="type"):
+class Revealed(Event, tag="revealed"):
     """The active seat revealed the top protection card (V1)."""
 
     seat: int
@@ -113,7 +114,7 @@ class Revealed(msgspec.Struct, frozen=True, gc=False, tag="revealed", tag_field=
     district: int
 
 
-class Eliminated(msgspec.Struct, frozen=True, gc=False, tag="eliminated", tag_field="type"):
+class Eliminated(Event, tag="eliminated"):
     """A vendetta (V4): ``seat`` lost all ``count`` of its mafiosi in ``district``."""
 
     district: int
@@ -121,21 +122,21 @@ class Eliminated(msgspec.Struct, frozen=True, gc=False, tag="eliminated", tag_fi
     count: int
 
 
-class Paid(msgspec.Struct, frozen=True, gc=False, tag="paid", tag_field="type"):
+class Paid(Event, tag="paid"):
     """Protection money (V5): each listed seat took one mafioso from its box."""
 
     district: int
     seats: list[int]
 
 
-class Raided(msgspec.Struct, frozen=True, gc=False, tag="raided", tag_field="type"):
+class Raided(Event, tag="raided"):
     """The raid (E1): both districts emptied; ``lost[s]`` mafiosi of seat s went to the box."""
 
     districts: list[int]
     lost: list[int]
 
 
-class Scored(msgspec.Struct, frozen=True, gc=False, tag="scored", tag_field="type"):
+class Scored(Event, tag="scored"):
     """Round scoring (E2): districts controlled, points gained and new totals per seat."""
 
     round: int
@@ -144,13 +145,13 @@ class Scored(msgspec.Struct, frozen=True, gc=False, tag="scored", tag_field="typ
     points: list[int]
 
 
-class Reinforced(msgspec.Struct, frozen=True, gc=False, tag="reinforced", tag_field="type"):
+class Reinforced(Event, tag="reinforced"):
     """No winner (E4): ``taken[s]`` mafiosi moved from seat s's box to its hand."""
 
     taken: list[int]
 
 
-class GameEnded(msgspec.Struct, frozen=True, gc=False, tag="game_over", tag_field="type"):
+class GameEnded(Event, tag="game_over"):
     """The game ended: why, who won, the H1 ranks and final points.
 
     Its wire name stays "game_over": protocol/PROTOCOL.md documents it to bots and

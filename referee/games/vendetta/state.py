@@ -17,6 +17,7 @@ import msgspec
 from referee.games.base import (
     Chance,
     Decision,
+    GameRules,
     GameState,
     IllegalAction,
     Outcome,
@@ -145,7 +146,7 @@ class VendettaState(GameState):
     # -- construction helpers ------------------------------------------------
 
     @classmethod
-    def from_view(cls, view: VendettaView, chance: Chance) -> VendettaState:
+    def from_view(cls, view: VendettaView, chance: Chance, rules: GameRules) -> VendettaState:
         """A state that matches ``view`` exactly, its hidden cards drawn from ``chance``.
 
         For search bots (a determinization) and for tests (a ScriptedChance sets the
@@ -153,13 +154,13 @@ class VendettaState(GameState):
         revealed this round: the first ``pile_left`` are the rest of the pile, the
         last 2 the raid. Later rounds draw from ``chance`` as usual. ValueError when
         the view is inconsistent (conservation, sizes) or the game is over.
+
+        ``rules`` (Vendetta's, ``referee.games.vendetta.RULES``) judges the table
+        size and the variants the view names: the caller passes them because
+        they are declared in the package that imports this module.
         """
         n = view.n_players
         config = VendettaConfig(setup=view.setup, control=view.control, round_limit=view.round_limit)
-        # Through the registry: the vendetta package imports this module to build its RULES.
-        from referee.games import get_rules
-
-        rules = get_rules("vendetta")
         rules.check_table(n)
         rules.check_config(config)
         if view.over:

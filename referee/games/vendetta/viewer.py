@@ -15,7 +15,10 @@ import msgspec
 from referee.games.base import GameState
 from referee.games.vendetta import VendettaState
 
-__all__ = ["snapshot"]
+__all__ = ["PUBLIC_ACTIONS", "snapshot"]
+
+PUBLIC_ACTIONS = True
+"""Every placement is public (H5): a seat's page shows the other seats' actions too."""
 
 
 def snapshot(state: GameState, seat: int | None, events: list[Any], memory: dict[str, Any]) -> dict[str, Any]:

@@ -85,18 +85,19 @@ def test_the_example_plays_a_real_match_with_its_bot_processes_in_the_default_sa
     assert '"terminations": []' in run.stdout
     assert "Traceback" not in run.stderr
 
-    # Its replay verifies; the viewer, which the example does not bring, is refused in one line.
+    # Its replay verifies, and the viewer draws it with the generic tables (the example brings no drawing).
     verify = subprocess.run(
         [str(FAMIGLIA), "replay", "verify", str(replay)], check=False, capture_output=True, text=True, env=env
     )
     assert verify.returncode == 0, verify.stdout + verify.stderr
     view = subprocess.run(
-        [str(FAMIGLIA), "replay", "view", str(replay), "--out", str(tmp_path / "view")],
+        [str(FAMIGLIA), "replay", "view", str(replay), "--out", str(tmp_path / "view.html")],
         check=False, capture_output=True, text=True, env=env,
     )  # fmt: skip
-    assert view.returncode == 2, view.stdout + view.stderr
-    assert "sotto has no replay viewer" in view.stderr and "replay verify" in view.stderr
-    assert "Traceback" not in view.stderr and len(view.stderr.strip().splitlines()) == 1
+    assert view.returncode == 0, view.stdout + view.stderr
+    assert "Traceback" not in view.stderr
+    assert "generic-view-" in (tmp_path / "view.html").read_text(encoding="utf-8")  # the default drawing's script
+    assert (tmp_path / "view.seat-2.html").is_file()
 
 
 # ---------------------------------------------------------------------------

@@ -293,13 +293,13 @@ def test_from_view_rebuilds_the_visible_state() -> None:
     state = RULES.new_game(5, RULES.config({"control": "majority"}), SeededChance(21))
     play(state, random.Random(3), 30)
     view = state.view(2)
-    rebuilt = VendettaState.from_view(view, SeededChance(1))
+    rebuilt = VendettaState.from_view(view, SeededChance(1), RULES)
     assert rebuilt.view(2) == view
     assert rebuilt.decision() == state.decision()
     assert rebuilt.config == state.config
     bad = msgspec.structs.replace(view, hands=[h + 1 for h in view.hands])
     with pytest.raises(ValueError, match="mafiosi"):
-        VendettaState.from_view(bad, SeededChance(1))
+        VendettaState.from_view(bad, SeededChance(1), RULES)
 
 
 def test_game_over_event_is_last_and_view_shows_it() -> None:
@@ -361,7 +361,7 @@ def test_decision_constraints_are_a_copy() -> None:
 def test_from_view_refuses_inconsistent_views(change: dict[str, object], words: str) -> None:
     view = RULES.new_game(4, VendettaConfig(), SeededChance(1)).view(0)
     with pytest.raises(ValueError, match=words):
-        VendettaState.from_view(msgspec.structs.replace(view, **change), SeededChance(1))
+        VendettaState.from_view(msgspec.structs.replace(view, **change), SeededChance(1), RULES)
 
 
 def test_h4_a_chance_source_that_does_not_shuffle_is_refused() -> None:

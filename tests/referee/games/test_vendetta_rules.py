@@ -107,7 +107,7 @@ def position(
         forfeit_order=list(forfeited),
     )
     chance = Cards([[*revealed, *pile, *raid], *later])
-    return VendettaState.from_view(view, chance)
+    return VendettaState.from_view(view, chance, RULES)
 
 
 def kinds(events: Sequence[msgspec.Struct]) -> list[str]:

@@ -16,9 +16,9 @@ from referee.match import MatchRecord, SeatTiming
 from referee.replay import tournament_match_id
 from tests.tournaments.replay_factory import records, write_replay
 from tournaments.cli import app
-from tournaments.config import parse_tournament
-from tournaments.plan import build_schedule
-from tournaments.report_pages import PARALLEL_FROM
+from tournaments.config.tournament import parse_tournament
+from tournaments.lifecycle.plan import build_schedule
+from tournaments.report.game_pages import PARALLEL_FROM
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -197,12 +197,16 @@ def test_seat_view_page_holds_no_hidden_value_of_another_seat(browser: Any, game
     data = page.evaluate("window.famigliaReplay")
     html = page.content() + json.dumps(data)
     assert data["view"] == seat
-    # Other seats' log lines and actions are not in the page at all.
+    # Other seats' log lines are not in the page at all, nor their actions where they are private.
     assert "seat 1 thinks" not in html and "seat 2 thinks" not in html
-    assert all(step["action"] is None for step in data["steps"] if step["seat"] not in (None, seat))
+    others = [step for step in data["steps"] if step["seat"] not in (None, seat) and step["forfeit"] is None]
     if game == "vendetta":  # the unrevealed protection cards and the raid are hidden from every seat
         assert all("hidden" not in step["state"] for step in data["steps"])
+        # A placement is public (H5): the seat's page shows it, as the events do.
+        assert all(step["action"] is not None and step["action"]["type"] == "place" for step in others)
     else:
+        assert all(step["action"] is None for step in others)
+    if game == "sicilianos":
         assert all(list(step["state"]["hands"]) == [str(seat)] for step in data["steps"])
         assert all(
             event.get("value") is None

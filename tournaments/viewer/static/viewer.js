@@ -99,7 +99,7 @@
         rows.push(h("dt", {}, "seat"), h("dd", { "data-testid": "decision-seat" }, seatLabel(step.seat)));
         rows.push(h("dt", {}, "decision"), h("dd", {}, step.decision));
         if (step.action !== null) rows.push(h("dt", {}, "action"), h("dd", { "data-testid": "decision-action" }, describe("describeAction", step.action), step.substituted ? " (played by the referee)" : ""));
-        else if (step.forfeit === null) rows.push(h("dt", {}, "action"), h("dd", { class: "muted" }, "not shown in this seat's view (see the events)"));
+        else if (step.forfeit === null) rows.push(h("dt", {}, "action"), h("dd", { class: "muted", "data-testid": "decision-action-hidden" }, "another seat's action, which this game keeps from this seat; what it made public is in the events"));
         if (step.ms !== null) rows.push(h("dt", {}, "thinking"), h("dd", { "data-testid": "decision-ms" }, step.ms.toFixed(1) + " ms"));
         rows.push(h("dt", {}, "replay line"), h("dd", {}, step.line));
       }
