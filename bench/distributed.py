@@ -58,12 +58,12 @@ from tournament import ENTRANTS, make_config
 
 from protocol.messages import Result
 from referee.match import MatchRecord, SeatTiming
-from tournaments.config import TournamentConfig
+from tournaments.config.tournament import TournamentConfig
 from tournaments.executors.base import Executor, GameDone
 from tournaments.executors.dask import GAMES_PER_TASK, DaskExecutor
 from tournaments.executors.dask_worker import DaskAnswer, encode_answers
 from tournaments.executors.processes import ProcessExecutor
-from tournaments.plan import build_schedule
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.playing import replay_path
 from tournaments.runner import run_pending
 from tournaments.schedule import ScheduledGame

@@ -69,8 +69,8 @@ from referee.replay import (
     encode_raw,
     tournament_match_id,
 )
-from tournaments.config import parse_tournament
-from tournaments.plan import build_schedule
+from tournaments.config.tournament import parse_tournament
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.schedule import ScheduledGame
 from tournaments.store import Store
 

@@ -18,7 +18,7 @@ In the same run, alternating ``--rounds`` times (default 3), medians compared:
   it was written before issue 30: each outcome written in a transaction of its
   own, from a worker thread, one at a time (``Store.record`` behind a lock), the
   executor waiting for its commit;
-- **grouped**: ``run_pending`` as it is (``tournaments.recorder``);
+- **grouped**: ``run_pending`` as it is (``tournaments.runner.Recorder``);
 - **raw insert** (informative, the floor of this schema): the same rows,
   already made, inserted with ``executemany`` in one transaction, no Trio, no
   ratings.
@@ -47,9 +47,9 @@ from tournament import make_config
 
 from protocol.messages import Result, Termination
 from referee.match import MatchRecord, SeatTiming
-from tournaments.config import TournamentConfig
+from tournaments.config.tournament import TournamentConfig
 from tournaments.executors.base import GameDone, Report, TournamentWork
-from tournaments.plan import build_schedule
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.ratings import LiveRatings, RatedGame
 from tournaments.runner import run_pending
 from tournaments.schedule import ScheduledGame

@@ -55,8 +55,8 @@ sys.path.insert(0, str(ROOT))
 import trio
 from machine import load_average
 
-from tournaments.config import TournamentConfig, parse_tournament
-from tournaments.plan import build_schedule
+from tournaments.config.tournament import TournamentConfig, parse_tournament
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.runner import run_pending
 from tournaments.store import Store
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tournaments.cli.common import QuickHelp, console, exit_on_interrupt, fail, shown, user_errors
+from tournaments.cli.common import QuickHelp, console, exit_on_interrupt, fail, user_errors
+from tournaments.markup import shown
 
 if TYPE_CHECKING:
     from ladder.store import LadderStore

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 
-from tournaments.settings import SandboxSection, TimeSection
+from protocol.messages import IllegalActionPolicy
+from tournaments.config.sections import SandboxSection, TimeSection
 
 __all__ = [
     "EXAMPLE",
@@ -59,7 +60,7 @@ class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         default_factory=lambda: [3]
     )
     concurrency: Annotated[int, msgspec.Meta(ge=1, le=256)] = 2
-    illegal_action: Literal["forfeit", "pass"] = "forfeit"
+    illegal_action: IllegalActionPolicy = "forfeit"
     time: TimeSection = TimeSection()
     sandbox: SandboxSection = SandboxSection()
     submissions: SubmissionSection = SubmissionSection()

@@ -29,7 +29,7 @@ from referee.match import MatchSpec
 from referee.play import play_match
 from referee.private import make_private_dirs
 from referee.settings import RefereeSettings
-from tournaments.settings import referee_settings
+from tournaments.config.sections import referee_settings
 
 __all__ = ["Ladder"]
 

@@ -128,9 +128,11 @@ BLOCKS: dict[str, Check] = {
             (
                 "famiglia ladder serve club-ladder.toml --host 0.0.0.0 --port 8000",
                 # set -m: a background job of a script ignores SIGINT unless job control is on.
-                "set -m; famiglia ladder serve club-ladder.toml --port 0 > serve.log 2>&1 & "
-                "for _ in $(seq 1200); do grep -q serving serve.log && break; sleep 0.05; done; "
-                "kill -INT $!; wait $! || test $? = 130; cat serve.log",
+                (
+                    "set -m; famiglia ladder serve club-ladder.toml --port 0 > serve.log 2>&1 & "
+                    "for _ in $(seq 1200); do grep -q serving serve.log && break; sleep 0.05; done; "
+                    "kill -INT $!; wait $! || test $? = 130; cat serve.log"
+                ),
             ),
         ),
     ),

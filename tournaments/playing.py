@@ -4,6 +4,13 @@ Every executor plays a game through ``play_scheduled``, wherever it runs: in
 the host's process, in a worker process, or on a Dask worker. It only names
 the game (its seating, seed, match id and replay path); ``referee.play.play_match``
 seats and plays it.
+
+One game here, the whole tournament in ``tournaments.runner``: two things, on
+either side of the executors. The runner hands games to an executor and writes
+what comes back, in the host alone; the executor plays each game through this
+module wherever it runs (a worker process, a Dask worker), where there is no
+store and no runner. Joined, a worker would import the host's side, and the
+executors would both use and be used by one module.
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ from referee.private import make_private_dirs
 from referee.replay import tournament_match_id
 from referee.seats import WarmPool
 from referee.settings import RefereeSettings
-from tournaments.config import TournamentConfig
+from tournaments.config.sections import referee_settings
+from tournaments.config.tournament import TournamentConfig
 from tournaments.schedule import ScheduledGame
-from tournaments.settings import referee_settings
 
 __all__ = ["play_scheduled", "prepare_replays", "replay_path", "replays_folder", "settings_for"]
 

@@ -5,13 +5,26 @@ calls): it stores the schedule (or finds it, on a resume), plays what is left
 with the chosen executor, stops a head-to-head test once it decides, and tells
 ``on_progress`` what happens. ``run_pending`` is its core: it reads the pending
 games, hands them to the executor, and writes the outcomes in this process
-alone (``tournaments.recorder``: those that arrive together in one transaction,
-from a thread so the loop never waits on the disk).
+alone, through its ``Recorder``.
+
+The recorder writes a run's outcomes to its store in groups, from a thread, as
+fast as they come. One transaction per game made the store the ceiling of a
+machine of fast bots: each commit and each hand-over to a writer thread costs
+more than the rows of a game. ``Recorder`` takes outcomes on a bounded queue
+and one writer task writes every outcome waiting when it is free in one
+transaction (``Store.record_batch``), so the slower the disk, the larger the
+groups.
+
+What a crash costs: an outcome is acknowledged to its executor once it is
+queued, not once it is committed. A run killed with outcomes still queued
+leaves those games without a result row, and the next run plays them again;
+a committed game is never played again (``Store.pending``). Ending on an error
+of its own (a failed worker, Ctrl-C) the run first commits what is queued: those
+games are finished and need not be played again.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import Literal
@@ -20,7 +33,7 @@ import msgspec
 import trio
 
 from referee.match import MatchRecord
-from tournaments.config import TournamentConfig
+from tournaments.config.tournament import TournamentConfig
 from tournaments.executors.base import (
     Executor,
     GameDone,
@@ -32,33 +45,28 @@ from tournaments.executors.base import (
 )
 from tournaments.executors.inprocess import InProcessExecutor
 from tournaments.executors.processes import ProcessExecutor
-from tournaments.fingerprint import settle_versions
-from tournaments.grow import Opened, open_tournament
-from tournaments.playing import play_scheduled, prepare_replays, replay_path, replays_folder, settings_for
-from tournaments.recorder import Recorder
+from tournaments.lifecycle.opening import Opened, open_tournament
+from tournaments.lifecycle.versions import settle_versions
+from tournaments.playing import prepare_replays, settings_for
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
 
 __all__ = [
+    "QUEUE",
     "DaskUnavailable",
     "ExecutorChoiceError",
     "GameDone",
     "GameFailed",
+    "Recorder",
     "RunStarted",
     "SequentialStop",
     "WorkerFailed",
-    "default_workers",
     "executor_for",
     "harness_failure",
     "local_executor",
-    "play_scheduled",
-    "prepare_replays",
-    "replay_path",
-    "replays_folder",
     "run_pending",
     "run_tournament",
-    "settings_for",
 ]
 
 OnResult = Callable[[ScheduledGame, MatchRecord], None]
@@ -72,14 +80,6 @@ class ExecutorChoiceError(ValueError):
 
 class DaskUnavailable(ExecutorChoiceError):
     """The Dask executor was asked for but the dask packages are not installed."""
-
-
-def default_workers() -> int:
-    """One worker per core this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def local_executor(workers: int) -> Executor:
@@ -109,6 +109,86 @@ def executor_for(kind: str, *, workers: int, scheduler: str | None) -> Executor:
     return executor
 
 
+QUEUE = 1024
+"""Outcomes waiting to be written before an executor must wait: the back pressure on a slow disk.
+
+Also the most one transaction writes; a run killed loses at most this many
+finished games more than with a commit per game (they are played again).
+"""
+
+
+class Recorder:
+    """The only writer of a run's results: ``submit`` outcomes, ``run`` writes them; every game at most once."""
+
+    def __init__(
+        self, store: Store, on_recorded: Callable[[Outcome], None], versions: Sequence[int] | None = None
+    ) -> None:
+        self.store = store
+        self.on_recorded = on_recorded
+        # Each entrant's bot version in this run (tournaments.lifecycle.versions), written with each of its seats.
+        self.versions = versions
+        self._in, self._out = trio.open_memory_channel[Outcome](QUEUE)
+        self._accepted: set[int] = set()
+        self._failed = False
+
+    async def submit(self, outcome: Outcome) -> None:
+        """Queue ``outcome`` (an executor's ``report``); waits while the queue is full.
+
+        A second outcome for a game this run has taken already is dropped (a
+        game retried after its worker was lost may come back twice).
+        """
+        if outcome.game.index in self._accepted:
+            return
+        self._accepted.add(outcome.game.index)
+        await self._in.send(outcome)
+
+    def close(self) -> None:
+        """No more outcomes: ``run`` returns once it has written the queued ones."""
+        self._in.close()
+
+    async def run(self) -> None:
+        """Write queued outcomes, grouped, until ``close``; if cancelled, write what is queued first."""
+        try:
+            async for first in self._out:
+                await self._write([first, *self._waiting()])
+        finally:
+            try:
+                rest = self._waiting()
+                if rest and not self._failed:
+                    with trio.CancelScope(shield=True):
+                        await self._write(rest)
+            finally:
+                self._out.close()
+
+    def _waiting(self) -> list[Outcome]:
+        batch: list[Outcome] = []
+        while len(batch) < QUEUE:
+            try:
+                batch.append(self._out.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                break
+        return batch
+
+    async def _write(self, batch: list[Outcome]) -> None:
+        done: list[tuple[ScheduledGame, MatchRecord]] = []
+        failed: list[tuple[ScheduledGame, str, str]] = []
+        for outcome in batch:
+            if isinstance(outcome, GameDone):
+                done.append((outcome.game, outcome.record))
+            else:
+                failed.append((outcome.game, outcome.error, outcome.traceback))
+        try:
+            # Shielded: a write begun is finished, so a cancel never leaves a game
+            # committed but unannounced.
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(self.store.record_batch, done, failed, self.versions)
+        except BaseException:
+            self._failed = True  # the store cannot be written: nothing more is tried
+            raise
+        for outcome in batch:
+            self.on_recorded(outcome)
+
+
 async def run_pending(
     config: TournamentConfig,
     store: Store,
@@ -133,7 +213,7 @@ async def run_pending(
     setup (a full disk, a sandbox missing) stop the run. An outcome for a game
     already taken in this run is ignored: every game is recorded once.
     ``on_result`` and ``on_failure`` hear of an outcome once it is committed.
-    ``versions``: each entrant's bot version (``tournaments.fingerprint``),
+    ``versions``: each entrant's bot version (``tournaments.lifecycle.versions``),
     recorded with every seat it plays.
     """
     pending = store.pending()
@@ -191,10 +271,10 @@ class SequentialStop:
     """
 
     def __init__(self, config: TournamentConfig, store: Store) -> None:
-        # Here, not at the top: tournaments.reports brings the ratings fit (numpy,
+        # Here, not at the top: tournaments.report.standings brings the ratings fit (numpy,
         # scipy), which a run refused before it plays (a store another run holds,
         # a file with mistakes) should not wait for.
-        from tournaments.reports import head_to_head_test
+        from tournaments.report.standings import head_to_head_test
 
         found = head_to_head_test(store)
         self.test: Sprt | None = found[0] if found is not None else None
@@ -257,14 +337,14 @@ def run_tournament(
     head-to-head test stops handing out games once its sequential test
     decides. ``on_progress`` hears ``RunStarted`` once, then each outcome as
     it is recorded. Each entrant's bot is fingerprinted before a game is
-    played (``tournaments.fingerprint.settle_versions``, with ``new_versions``),
+    played (``tournaments.lifecycle.versions.settle_versions``, with ``new_versions``),
     unless the caller did that and gives ``versions``: a bot changed since its
     entrant's recorded games is refused (BotChanged) unless named in
     ``new_versions``. Raises StoreError/ValueError for what the caller must fix,
     WorkerFailed when the executor cannot go on (resumable), and lets Ctrl-C
     through after the games already finished are recorded.
     """
-    # Begin, resume or grow the store (tournaments.grow); ``opened`` when the
+    # Begin, resume or grow the store (tournaments.lifecycle.opening); ``opened`` when the
     # caller did that already. Its config has the entrants in the store's order.
     opened = opened if opened is not None else open_tournament(store, config)
     config = opened.config
@@ -276,8 +356,7 @@ def run_tournament(
         RunStarted(how=opened.how, new_entrants=opened.new_entrants, new_games=opened.new_games, done=done,
                    errors=errors, total=total)
     )  # fmt: skip
-    workers = workers if workers is not None else (config.executor.workers or default_workers())
-    concurrency = concurrency if concurrency is not None else max(config.executor.concurrency, workers)
+    counts = config.executor.counts(concurrency=concurrency, workers=workers)
     sequential = SequentialStop(config, store)
 
     def on_result(game: ScheduledGame, record: MatchRecord) -> None:
@@ -289,12 +368,12 @@ def run_tournament(
             run_pending,
             config,
             store,
-            concurrency=concurrency,
-            workers=workers,
+            concurrency=counts.concurrency,
+            workers=counts.workers,
             on_result=on_result,
             should_stop=sequential.should_stop,
             on_failure=on_progress,
-            executor=executor if executor is not None else local_executor(workers),
+            executor=executor if executor is not None else local_executor(counts.workers),
             versions=versions,
         )
     )

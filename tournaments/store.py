@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Self
 import msgspec
 
 from referee.private import PRIVATE_FILE, create_private, make_private_dirs, tighten
-from tournaments.config import TournamentConfig, decode_stored
+from tournaments.config.tournament import TournamentConfig, decode_stored
 from tournaments.schedule import ScheduledGame
 
 if TYPE_CHECKING:
@@ -57,9 +57,11 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreLock",
+    "database_files",
     "hold_store",
     "lock_path",
     "open_private_database",
+    "remove_empty_store",
     "tighten_database",
 ]
 
@@ -120,7 +122,7 @@ CREATE TABLE IF NOT EXISTS harness_error (
 );
 """
 
-# Each entrant's bot as each run found it (tournaments.fingerprint): version 1, 2, ...
+# Each entrant's bot as each run found it (tournaments.lifecycle.versions): version 1, 2, ...
 # Apart from the rest, as the identity: a store made before it, opened read-only, still reads.
 _VERSION_SCHEMA = """
 CREATE TABLE IF NOT EXISTS bot_version (
@@ -221,10 +223,32 @@ def open_private_database(path: Path) -> sqlite3.Connection:
     return db
 
 
+def database_files(path: Path) -> tuple[Path, Path, Path]:
+    """The files one SQLite database is made of: the file and, under WAL, its -wal and -shm beside it."""
+    return path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
 def tighten_database(path: Path) -> None:
     """The database's file and its -wal and -shm files made the owner's alone (as an older famiglia left them open)."""
-    for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+    for name in database_files(path):
         tighten(name)
+
+
+def remove_empty_store(path: Path) -> None:
+    """Remove the store at ``path`` (all its files) unless it holds a tournament.
+
+    For a run refused before it stored its tournament: the store it made would
+    be an empty results file that the next command takes for a tournament's.
+    Read without ``Store``, which would make the file again if it were gone.
+    """
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+            if connection.execute("SELECT 1 FROM tournament").fetchone() is not None:
+                return
+    except sqlite3.Error:
+        pass
+    for name in database_files(path):
+        name.unlink(missing_ok=True)
 
 
 class Store:
@@ -499,7 +523,7 @@ class Store:
 
         One transaction for the games that arrived together is what lets the
         store keep up with many workers: a commit costs more than the rows it
-        writes (``tournaments.recorder`` groups them). A game in the batch that
+        writes (``tournaments.runner.Recorder`` groups them). A game in the batch that
         is already recorded fails the whole batch, which writes nothing.
         ``versions``: the bot version of each entrant, by entrant
         (``settle_versions``); without, the seats' versions are not known (NULL).

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from referee.replay import ChanceRecord, read_replay
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
-from tournaments.config import load_tournament
-from tournaments.plan import build_schedule
+from tournaments.config.tournament import load_tournament
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.store import Store
 
 TOURNAMENT = (

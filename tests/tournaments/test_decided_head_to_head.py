@@ -18,9 +18,9 @@ from protocol.messages import Result
 from referee.match import MatchRecord, SeatTiming
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
-from tournaments.config import parse_tournament
-from tournaments.grow import open_tournament
-from tournaments.reports import head_to_head_status
+from tournaments.config.tournament import parse_tournament
+from tournaments.lifecycle.opening import open_tournament
+from tournaments.report.standings import head_to_head_status
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, elo_estimate_words
 from tournaments.store import Store

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from referee.match import _Match
 from tests.conftest import ROOT, TEST_BOTS
 from tournaments.cli import app
-from tournaments.config import load_tournament
-from tournaments.plan import build_schedule
-from tournaments.reports import game_rows, standings
+from tournaments.config.tournament import load_tournament
+from tournaments.lifecycle.plan import build_schedule
+from tournaments.report.standings import game_rows, standings
 from tournaments.runner import run_pending
 from tournaments.store import Store
 

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
-from tournaments.config import parse_tournament
-from tournaments.config_notes import config_notes
-from tournaments.grow import open_tournament
-from tournaments.plan import build_schedule
+from tournaments.config.notes import config_notes
+from tournaments.config.tournament import parse_tournament
+from tournaments.lifecycle.opening import open_tournament
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.store import Store
 
 runner = CliRunner()
@@ -107,7 +107,7 @@ def _config(tmp_path: Path, body: str, entrants: int = 4) -> object:
          "a scheduler for the local executor"],
 )  # fmt: skip
 def test_each_value_changed_or_not_applied_gets_a_note(tmp_path: Path, body: str, said: str) -> None:
-    from tournaments.config import TournamentConfig
+    from tournaments.config.tournament import TournamentConfig
 
     config = _config(tmp_path, body)
     assert isinstance(config, TournamentConfig)
@@ -116,14 +116,14 @@ def test_each_value_changed_or_not_applied_gets_a_note(tmp_path: Path, body: str
 
 
 def test_a_value_applied_as_given_gets_no_note(tmp_path: Path) -> None:
-    from tournaments.config import TournamentConfig
+    from tournaments.config.tournament import TournamentConfig
 
     config = _config(tmp_path, "table_size = 3\ngames_per_entrant = 18\n")
     assert isinstance(config, TournamentConfig) and config_notes(config) == []
 
 
 def test_a_head_to_head_note_gives_the_count_the_schedule_holds(tmp_path: Path) -> None:
-    from tournaments.config import TournamentConfig
+    from tournaments.config.tournament import TournamentConfig
 
     config = _config(tmp_path, 'format = "head-to-head"\na = "p0"\nb = "p1"\ntable_size = 3\nmax_games = 40\n')
     assert isinstance(config, TournamentConfig)
@@ -131,7 +131,7 @@ def test_a_head_to_head_note_gives_the_count_the_schedule_holds(tmp_path: Path) 
 
 
 def test_deals_from_a_store_of_another_tournament_is_refused(tmp_path: Path) -> None:
-    from tournaments.config import TournamentConfig
+    from tournaments.config.tournament import TournamentConfig
 
     theirs = _config(tmp_path, "table_size = 3\nseed = 1\n")
     assert isinstance(theirs, TournamentConfig)

@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 from referee.replay import read_header, read_replay, replay_mismatch, tournament_match_id, verify_replay
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
-from tournaments.config import load_tournament
-from tournaments.plan import build_schedule
-from tournaments.runner import replay_path, run_pending
+from tournaments.config.tournament import load_tournament
+from tournaments.lifecycle.plan import build_schedule
+from tournaments.playing import replay_path
+from tournaments.runner import run_pending
 from tournaments.store import Store
 
 PASSER = str(TEST_BOTS / "passer")

@@ -14,9 +14,10 @@ import pytest
 
 from referee.settings import DEFAULT_MARGIN_MS
 from tests.conftest import TEST_BOTS, assert_no_bot_outlived_its_referee, wait_until_gone, workers_of
-from tournaments.config import ConfigProblems, load_tournament
-from tournaments.plan import build_schedule
-from tournaments.runner import run_pending, settings_for
+from tournaments.config.tournament import ConfigProblems, load_tournament
+from tournaments.lifecycle.plan import build_schedule
+from tournaments.playing import settings_for
+from tournaments.runner import run_pending
 from tournaments.schedule import seat_counts
 from tournaments.store import Store, StoreError
 
@@ -197,7 +198,7 @@ async def test_a_sicilianos_tournament_with_mixed_table_sizes_runs_unchanged(tmp
 
 
 async def test_a_head_to_head_stops_at_its_budget_or_verdict_and_reports_it(tmp_path: Path) -> None:
-    from tournaments.reports import head_to_head_status
+    from tournaments.report.standings import head_to_head_status
 
     body = ('[tournament]\ngame = "vendetta"\nformat = "head-to-head"\ntable_size = 3\na = "p0"\nb = "p1"\n'
             'max_games = 24\nseed = 2\n')  # fmt: skip

@@ -22,11 +22,10 @@ import trio
 from referee.match import MatchRecord
 from tests.conftest import ROOT, TEST_BOTS
 from tests.tournaments.store_feeder import Instant, finished
-from tournaments.config import TournamentConfig, parse_tournament
+from tournaments.config.tournament import TournamentConfig, parse_tournament
 from tournaments.executors.base import GameDone, GameFailed, WorkerFailed
-from tournaments.plan import build_schedule
-from tournaments.recorder import Recorder
-from tournaments.runner import run_pending
+from tournaments.lifecycle.plan import build_schedule
+from tournaments.runner import Recorder, run_pending
 from tournaments.schedule import ScheduledGame
 from tournaments.store import Store, StoreError
 

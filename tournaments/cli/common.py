@@ -1,4 +1,7 @@
-"""What every command shares: user mistakes become one line on stderr and exit 2; bot text is shown, never obeyed."""
+"""What every command shares: user mistakes become one line on stderr and exit 2; bot text is shown, never obeyed.
+
+Bot text becomes terminal text in one place, ``tournaments.markup.shown``; every message here passes through it.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +14,14 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.highlighter import JSONHighlighter
-from rich.markup import escape
 from typer._click import Context
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup, TyperOption
 from typer.exceptions import Abort
 
-from protocol.untrusted import MAX_REASON_CHARS, terminal_text
+from tournaments.markup import shown
 
 __all__ = [
-    "NAME_CHARS",
-    "TEXT_CHARS",
     "OneLineErrors",
     "QuickHelp",
     "console",
@@ -31,15 +31,8 @@ __all__ = [
     "first_leaf",
     "interrupted",
     "print_json",
-    "shown",
     "user_errors",
 ]
-
-NAME_CHARS = 100
-"""The most characters of a bot's or an entrant's name shown in one place."""
-TEXT_CHARS = 2 * MAX_REASON_CHARS
-"""The most characters of other bot text shown at once (a log line, an answer, a detail, an error):
-room for a whole termination reason and what is said around it."""
 
 # Piped output has no terminal width; Rich would assume 80 columns and truncate
 # names in wide tables, so give it room instead. Nor is a line of text wrapped
@@ -52,32 +45,6 @@ err_console = (
     if sys.stderr.isatty()
     else Console(stderr=True, width=160, soft_wrap=True, emoji=False)
 )
-
-
-def shown(text: str, limit: int = TEXT_CHARS) -> str:
-    """Text a bot (or a file a bot may have written) controls, as Rich markup that prints it literally.
-
-    The one place where the command line turns such text into terminal text:
-    ``protocol.untrusted.terminal_text`` makes every control character visible and
-    bounds the length to ``limit`` (saying what was cut), then Rich's markup is
-    escaped, so ``[link=...]`` shows as those characters instead of becoming a link.
-
-    The convention: the result is markup, to be printed where Rich reads markup
-    (``console.print`` with its default ``markup=True``, a Table's cells, titles and
-    headers, a rule's title) and nowhere else, since printed with ``markup=False`` its
-    escaping backslashes would show. Build a line of trusted markup and ``shown``
-    pieces in one f-string; never call it twice on the same text.
-    """
-    plain = terminal_text(text, limit)
-    body = plain.rstrip("\\")
-    markup = escape(body)
-    if trailing := len(plain) - len(body):
-        # Rich reads backslashes as escapes only right before a tag: a trailing run
-        # would escape a tag the caller puts after it, and doubled (as escape()
-        # doubles one) it shows twice before plain text. Doubled and closed off by
-        # an empty span, it shows as written whatever follows.
-        markup += "\\" * (2 * trailing) + "[none][/none]"
-    return markup
 
 
 def print_json(text: str) -> None:

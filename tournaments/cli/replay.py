@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
-from tournaments.cli.common import NAME_CHARS, QuickHelp, console, fail, shown, user_errors
-from tournaments.sanity import file_target_problem
+from tournaments.cli.common import QuickHelp, console, fail, user_errors
+from tournaments.config.paths import file_target_problem
+from tournaments.markup import NAME_CHARS, shown
 
 # The engines that re-run a replay and the viewer's templates (Jinja) are
 # imported by the commands that use them, not at every start of famiglia.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import datetime
 import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -11,14 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from tournaments.cli.common import NAME_CHARS, console, err_console, fail, print_json, shown, user_errors
-from tournaments.sanity import file_target_problem
+from tournaments.cli.common import console, err_console, fail, print_json, user_errors
+from tournaments.config.paths import file_target_problem
+from tournaments.markup import NAME_CHARS, shown
 
 # What reads and draws the results (the ratings fit with numpy and scipy, the
 # page's templates with Jinja) is imported by the commands that use it, not at
 # every start of famiglia (tournaments.cli).
 if TYPE_CHECKING:
-    from tournaments.reports import Standings
+    from tournaments.report.standings import Standings
     from tournaments.store import Store
 
 __all__ = [
@@ -53,7 +53,7 @@ def print_standings(report: Standings) -> None:
     """
     from rich.table import Table
 
-    from tournaments.finished import games_words, state_line
+    from tournaments.report.status import games_words, state_line
 
     title = f"{shown(report.tournament)} ({shown(report.game)}): {shown(games_words(report))}"
     table = Table(title=title, title_justify="left")
@@ -88,7 +88,7 @@ def print_standings(report: Standings) -> None:
 
 def games_cell(report: Standings, name: str, played: int) -> str:
     """An entrant's games: "12", or "12 of 30" while some of its scheduled games are still to be played."""
-    from tournaments.finished import has_games_left
+    from tournaments.report.status import has_games_left
 
     planned = report.scheduled_games.get(name, played)
     return str(played) if planned <= played or not has_games_left(report) else f"{played} of {planned}"
@@ -96,7 +96,7 @@ def games_cell(report: Standings, name: str, played: int) -> str:
 
 def interval_note(report: Standings) -> str:
     """Where the intervals stand: the widest and narrowest, and how to narrow them (when more games can)."""
-    from tournaments.finished import more_games_hint
+    from tournaments.report.status import more_games_hint
 
     widths = sorted(report.standings, key=lambda row: row.upper - row.lower)
     narrow, wide = widths[0], widths[-1]
@@ -112,7 +112,7 @@ def standings_command(
     format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
 ) -> None:
     """Final standings: a Plackett-Luce fit with 95% intervals on an Elo-like scale."""
-    from tournaments.reports import standings
+    from tournaments.report.standings import standings
 
     if format not in ("table", "csv", "json"):
         fail(f"--format {format!r}: choose table, csv or json")
@@ -138,7 +138,7 @@ def crosstable_command(db: DbOption) -> None:
     """How often each entrant finished ahead of each other one, where they met."""
     from rich.table import Table
 
-    from tournaments.reports import crosstable
+    from tournaments.report.standings import crosstable
 
     table_data = crosstable(open_store(db))
     table = Table(title="finished ahead / games together (row vs column)", title_justify="left")
@@ -167,7 +167,7 @@ def games_command(
     """List finished games."""
     from rich.table import Table
 
-    from tournaments.reports import game_rows
+    from tournaments.report.standings import game_rows
 
     if format not in ("table", "csv", "json"):
         fail(f"--format {format!r}: choose table, csv or json")
@@ -212,8 +212,8 @@ def games_command(
     console.print(table)
     if store.config().format.kind == "head-to-head":
         # Its unplayed games may be games it no longer needs: say where the test stands.
-        from tournaments.finished import state_line
-        from tournaments.reports import standings
+        from tournaments.report.standings import standings
+        from tournaments.report.status import state_line
 
         console.print(shown(state_line(standings(store))), highlight=False, soft_wrap=True)
 
@@ -237,42 +237,26 @@ def report_command(
     """Write the results as an HTML page (standings, pictures, crosstable, every game) and a viewer page per game."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from referee.private import make_private_dirs, write_private
-    from tournaments.html_report import MAX_GAME_ROWS, render_report
-    from tournaments.report_data import rating_history, thinking_times
-    from tournaments.report_pages import cpus_available, game_links, pages_folder
-    from tournaments.reports import crosstable, game_rows, standings
+    from tournaments.report.writer import ReportWriter
 
     page = out if out is not None else db.with_suffix(".html")
     if (problem := file_target_problem(page)) is not None:
         fail(f"--out {page}: {problem}")
     store = open_store(db)
     with user_errors():
-        make_private_dirs(page.parent)  # a missing folder is made, as for every file famiglia writes
-        report = standings(store)
-        table = crosstable(store)
-        games = game_rows(store)
-        shown = games[:MAX_GAME_ROWS]
+        report = ReportWriter(store, page)
         with Progress(
             TextColumn("viewer pages"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=err_console, transient=True, disable=len(shown) < 20 or not viewer,
+            console=err_console, transient=True, disable=len(report.listed) < 20 or not viewer,
         ) as bar:  # fmt: skip
-            task = bar.add_task("pages", total=len(shown))
-            links = game_links(
-                shown, page.resolve(), progress=lambda: bar.advance(task), viewer=viewer, jobs=jobs or cpus_available()
-            )
-        when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        text = render_report(
-            report, table, games, generated=when, page_path=page.resolve(),
-            history=rating_history(store), times=thinking_times(store), links=links,
-        )  # fmt: skip
+            task = bar.add_task("pages", total=len(report.listed))
+            report.write_game_pages(viewer=viewer, jobs=jobs, progress=lambda: bar.advance(task))
+        text = report.render()
     try:
-        # Written beside and renamed into place: a reader never sees half a page.
-        # Readable by the host only.
-        write_private(page, text.encode("utf-8"))
+        report.save(text)
     except OSError as exc:
         # Name the user's path, not the temporary file written beside it.
         fail(f"--out {page}: cannot write: {exc.strerror or exc}", code=1)
     console.print(f"report: {page}", highlight=False)
-    if any(link.viewer for link in links.values()):
-        console.print(f"viewer pages: {pages_folder(page)}/", highlight=False)
+    if any(link.viewer for link in report.links.values()):
+        console.print(f"viewer pages: {report.pages_folder}/", highlight=False)

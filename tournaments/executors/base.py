@@ -6,7 +6,7 @@ harness failed to referee it: a bug of famiglia, recorded as that game's
 harness error). It never writes the store: ``tournaments.runner.run_pending``
 does, in the host process alone. Awaiting ``report`` is the executor's back
 pressure: it returns once the outcome is queued for writing
-(``tournaments.recorder``), and waits while that queue is full.
+(``tournaments.runner.Recorder``), and waits while that queue is full.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from referee.games.base import UnknownVariant
 from referee.match import MatchRecord
 from referee.sandbox import SandboxUnavailable
 from referee.settings import RefereeSettings
-from tournaments.config import TournamentConfig
+from tournaments.config.tournament import TournamentConfig
 from tournaments.schedule import ScheduledGame
 from tournaments.store import StoreError
 

@@ -26,7 +26,7 @@ import subprocess
 import msgspec
 import trio
 
-from protocol.codec import LineReader, StreamClosed
+from referee.pipe import LineReader, StreamClosed
 from referee.play import prepare_entrants
 from referee.process import signal_name
 from referee.seats import open_pool

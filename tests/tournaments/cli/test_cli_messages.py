@@ -7,7 +7,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from referee.bots import BotSpecError, load_bot
 from tests.conftest import TEST_BOTS, wait_until_gone
 from tournaments.cli import app
 from tournaments.cli.common import famiglia_command
-from tournaments.config import ConfigProblems, load_tournament, parse_tournament
+from tournaments.config.tournament import ConfigProblems, load_tournament, parse_tournament
 
 runner = CliRunner()
 PASSER = str(TEST_BOTS / "passer")
@@ -60,16 +59,21 @@ def test_tournament_run_prints_where_its_database_is(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_interrupted_line_starts_a_line_of_its_own_when_output_is_not_a_terminal(tmp_path: Path) -> None:
     toml = _tournament_file(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 8\nrepetitions = 20\n')
-    db = tmp_path / "t.sqlite"
     command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--workers", "1"]
     # stdout and stderr into one pipe, as `famiglia tournament run ... > log 2>&1` does.
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (db.exists() and db.stat().st_size > 0):
-        time.sleep(0.05)
-    time.sleep(0.5)  # some games under way, the live table drawn
+    assert run.stdout is not None
+    said: list[str] = []
+    # Until the run says it has begun (its games under way, the live table drawn): a fixed
+    # pause would be too short on a busy machine, and the store exists before the run begins.
+    for line in run.stdout:
+        said.append(line)
+        if "results database:" in line:
+            break
+    assert run.poll() is None, "".join(said)
     os.killpg(run.pid, signal.SIGINT)
-    output, _ = run.communicate(timeout=120)
+    rest, _ = run.communicate(timeout=120)
+    output = "".join(said) + rest
     assert run.returncode == 130, output
     lines = [line for line in output.splitlines() if "interrupted: " in line]
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), output

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
-from tournaments.config import load_tournament
-from tournaments.grow import open_tournament
+from tournaments.config.tournament import load_tournament
+from tournaments.lifecycle.opening import open_tournament
 from tournaments.store import Store
 
 runner = CliRunner()

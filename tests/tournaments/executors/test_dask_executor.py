@@ -29,11 +29,11 @@ from referee.bot_folder import pack_folder
 from referee.match import _Match
 from tests.conftest import ROOT, TEST_BOTS, wait_until_gone
 from tournaments.cli import app
-from tournaments.config import TournamentConfig, load_tournament
+from tournaments.config.tournament import TournamentConfig, load_tournament
 from tournaments.executors.base import GameDone
 from tournaments.executors.dask import DaskExecutor
-from tournaments.plan import build_schedule
-from tournaments.reports import standings
+from tournaments.lifecycle.plan import build_schedule
+from tournaments.report.standings import standings
 from tournaments.runner import Progress, run_tournament
 from tournaments.store import Store
 

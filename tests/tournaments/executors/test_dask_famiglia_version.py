@@ -26,7 +26,7 @@ from distributed import Client, LocalCluster
 from referee.settings import RefereeSettings
 from tests.tournaments.executors.test_dask_executor import tournament_file
 from tournaments.cli import app
-from tournaments.config import load_tournament
+from tournaments.config.tournament import load_tournament
 from tournaments.executors import installed
 from tournaments.executors.base import TournamentWork
 from tournaments.executors.dask_worker import DaskSetup, TournamentPlugin

@@ -33,8 +33,8 @@ from tests.tournaments.executors.test_dask_executor import (
     tournament_file,
     wait_for_results,
 )
-from tournaments.cli.tournament import worker_failure
-from tournaments.config import load_tournament
+from tournaments.cli.live import worker_failure
+from tournaments.config.tournament import load_tournament
 from tournaments.executors.base import GameFailed
 from tournaments.executors.dask import DaskExecutor, when_settled
 from tournaments.runner import Progress, run_tournament

@@ -1,6 +1,6 @@
 """What a valid tournament file will do that its host may not expect: counts rounded, settings not applied.
 
-A value that is refused is a problem (``tournaments.config``); a value that
+A value that is refused is a problem (``tournaments.config.tournament``); a value that
 famiglia changes to make the schedule fair, or a setting it accepts but does
 not apply at this file's other settings, is said here, one line each, so
 nothing is changed in silence. ``famiglia tournament run`` prints them before
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from referee.settings import BotLimits
-from tournaments.config import TournamentConfig
+from tournaments.config.tournament import TournamentConfig
 from tournaments.schedule import games_per_entrant, head_to_head_deals, tables_for_games_per_entrant, williams_design
 
 __all__ = ["config_notes"]
@@ -56,7 +56,7 @@ def config_notes(config: TournamentConfig) -> list[str]:
             'give kind = "dask" (or --executor dask) to play on that cluster'
         )
     if executor.workers > executor.concurrency:
-        # tournaments.runner gives each worker a game at least: fewer would leave workers idle.
+        # ExecutorSection.counts gives each worker a game at least: fewer would leave workers idle.
         notes.append(
             f"concurrency = {executor.concurrency} becomes {executor.workers} unless --concurrency is given: each "
             f"of the {executor.workers} workers plays a game at a time at least; give concurrency = "

@@ -1,4 +1,4 @@
-"""Tests for tournaments.capacity: what one referee process can hold, refused before anything runs."""
+"""Tests for tournaments.config.capacity: what one referee process can hold, refused before anything runs."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from referee.sandbox.launch import UIDS_PER_REFEREE
 from tests.conftest import TEST_BOTS
-from tournaments.capacity import UIDS_PER_REFEREE, CapacityError, check_capacity
 from tournaments.cli import app
+from tournaments.config.capacity import CapacityError, check_capacity
 
 PLENTY = 10**6
 

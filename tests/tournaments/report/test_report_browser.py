@@ -11,14 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.tournaments.browser import ARTIFACTS, launch, needs_chromium
-from tests.tournaments.test_html_report import HOSTILE, sample
+from tests.tournaments.report.test_html_report import HOSTILE, sample
 from tournaments.cli import app
-from tournaments.html_report import render_report
-from tournaments.report_data import RatingHistory
+from tournaments.report.figures import RatingHistory
+from tournaments.report.page import render_report
 
 pytestmark = [needs_chromium, pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PASSER = ROOT / "tests" / "bots" / "passer"
 RANDOM = ROOT / "sample_bots" / "random_py"
 BOXES = "(nodes) => nodes.map((n) => { const r = n.getBoundingClientRect(); return { x: r.x, width: r.width }; })"

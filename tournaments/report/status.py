@@ -10,7 +10,7 @@ a decided test as unfinished.
 
 from __future__ import annotations
 
-from tournaments.reports import Standings, head_to_head_status, head_to_head_verdict, standings
+from tournaments.report.standings import Standings, head_to_head_status, head_to_head_verdict, standings
 from tournaments.sprt import elo_estimate_words
 from tournaments.store import Store
 

@@ -18,16 +18,16 @@ from typing import Any
 
 import msgspec
 
-from tournaments.charts import (
+from tournaments.report.charts import (
     forest_plot,
     rating_history_chart,
     seat_advantage_chart,
     terminations_chart,
     thinking_time_chart,
 )
-from tournaments.finished import games_words
-from tournaments.report_data import RatingHistory, ThinkingTimes
-from tournaments.reports import Crosstable, GameRow, Standings, head_to_head_verdict
+from tournaments.report.figures import RatingHistory, ThinkingTimes
+from tournaments.report.standings import Crosstable, GameRow, Standings, head_to_head_verdict
+from tournaments.report.status import games_words
 from tournaments.sprt import elo_estimate_words
 from tournaments.viewer.templating import environment, package_text
 
@@ -63,7 +63,7 @@ def render_report(
     links: Mapping[int, GameLinks] | None = None,
 ) -> str:
     """The whole page. ``page_path`` (where it will be written) makes replay links relative to it;
-    ``links`` (from ``tournaments.report_pages``) gives each game its viewer page."""
+    ``links`` (from ``tournaments.report.game_pages``) gives each game its viewer page."""
     charts = {
         "forest": forest_plot(report.standings),
         "history": None if history is None else rating_history_chart(history),

@@ -7,7 +7,7 @@ import secrets
 
 import msgspec
 
-from tournaments.config import TournamentConfig
+from tournaments.config.tournament import TournamentConfig
 from tournaments.schedule import (
     HeadToHeadPair,
     ScheduledGame,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
-import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
@@ -26,12 +25,12 @@ from pathlib import Path
 import tournaments.viewer as viewer_package
 from referee.games import get_rules
 from referee.replay import ReplayError, read_header
-from tournaments.html_report import GameLinks, replay_href
-from tournaments.reports import GameRow
+from tournaments.report.page import GameLinks, replay_href
+from tournaments.report.standings import GameRow
 from tournaments.viewer import NotAReplay, NoViewer, write_viewer
 from tournaments.viewer.page import ASSETS, write_assets
 
-__all__ = ["PARALLEL_FROM", "cpus_available", "game_links", "pages_folder"]
+__all__ = ["PARALLEL_FROM", "game_links", "pages_folder"]
 
 PARALLEL_FROM = 24
 """Fewer games than this are written in this process: starting workers would cost more than it saves."""
@@ -184,11 +183,3 @@ def _code_time(game: str) -> int:
         for path in folder.rglob("*")
         if path.suffix in _CODE and "__pycache__" not in path.parts
     )
-
-
-def cpus_available() -> int:
-    """The CPUs this process may run on (its affinity, which a container or taskset narrows)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1

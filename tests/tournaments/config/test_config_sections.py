@@ -19,10 +19,11 @@ import pytest
 
 from referee.settings import BotLimits
 from tests.conftest import TEST_BOTS
-from tournaments.config import ConfigProblems, decode_stored, flat_settings, parse_tournament
-from tournaments.settings import ExecutorSection, FormatSection, SandboxSection, TimeSection, field_problem
+from tournaments.config.ranges import field_problem
+from tournaments.config.sections import ExecutorSection, FormatSection, SandboxSection, TimeSection
+from tournaments.config.tournament import ConfigProblems, decode_stored, flat_settings, parse_tournament
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).with_name("fixtures")
 FIRST_RELEASE = json.loads((FIXTURES / "first_release_stores.json").read_text())
 README_EXAMPLE = (FIXTURES / "readme_tournament.toml").read_text()

@@ -30,15 +30,15 @@ import math
 import os
 import resource
 
-from referee.sandbox.launch import _UIDS_PER_REFEREE
-from tournaments.config import TournamentConfig
+from referee.sandbox.launch import UIDS_PER_REFEREE
+from tournaments.config.sections import RunCounts
+from tournaments.config.tournament import TournamentConfig
 
 __all__ = [
     "FILES_PER_BOT",
     "FILES_PER_CONTAINED_BOT",
     "FILES_PER_GAME",
     "FILES_RESERVED",
-    "UIDS_PER_REFEREE",
     "CapacityError",
     "bots_per_referee",
     "check_capacity",
@@ -47,7 +47,6 @@ __all__ = [
     "open_file_limit",
 ]
 
-UIDS_PER_REFEREE = _UIDS_PER_REFEREE
 FILES_PER_BOT = 3
 FILES_PER_CONTAINED_BOT = FILES_PER_BOT + 1  # at standard and strict: its control group's CPU time file
 FILES_PER_GAME = 1
@@ -116,14 +115,6 @@ def check_capacity(
         )
 
 
-def check_tournament_capacity(config: TournamentConfig, concurrency: int | None, workers: int | None) -> None:
-    """check_capacity for a tournament file's largest table and sandbox level.
-
-    ``concurrency`` and ``workers`` are the command line's (None: the file's), resolved
-    as the tournament command resolves them.
-    """
-    from tournaments.runner import default_workers
-
-    workers = workers if workers is not None else (config.executor.workers or default_workers())
-    concurrency = concurrency if concurrency is not None else max(config.executor.concurrency, workers)
-    check_capacity(concurrency, workers, max(config.format.table_sizes), config.sandbox.level)
+def check_tournament_capacity(config: TournamentConfig, counts: RunCounts) -> None:
+    """check_capacity for a tournament file's largest table and sandbox level, at the run's ``counts``."""
+    check_capacity(counts.concurrency, counts.workers, max(config.format.table_sizes), config.sandbox.level)

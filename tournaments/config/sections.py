@@ -2,40 +2,33 @@
 
 A section is a msgspec Struct; each field carries its range as ``msgspec.Meta``
 constraints and its unit in ``Meta.extra``, so the tournament file
-(``tournaments.config``), the command line options of ``famiglia play`` and
-``check-bot`` (their defaults and help text) and the problem lines a bad value
-gets all come from the one declaration here. Every duration is in
-milliseconds.
-
-``value_problem`` decodes one value with msgspec and, when it does not fit,
-says why in words that name the fix, without the setting's name: the caller
-puts the name in front (``tournament.time.move_ms: ...``, ``--move-ms 0: ...``).
+(``tournaments.config.tournament``), the command line options of ``famiglia play``
+and ``check-bot`` (their defaults and help text, ``tournaments.cli.options``) and
+the problem lines a bad value gets (``tournaments.config.ranges``) all come from
+the one declaration here. Every duration is in milliseconds.
 """
 
 from __future__ import annotations
 
-import math
-import types
-import typing
+import os
 from typing import Annotated, Any, Literal
 
 import msgspec
 
-from protocol.messages import TimeControl
+from protocol.messages import IllegalActionPolicy, TimeControl
 from referee.settings import DEFAULT_SETTINGS, BotLimits, RefereeSettings, SandboxLevel
-from tournaments.sanity import MAX_CONCURRENCY, MAX_MS, MAX_WORKERS, MIN_STARTUP_MS
+from tournaments.config.ranges import MAX_CONCURRENCY, MAX_MS, MAX_WORKERS, MIN_STARTUP_MS
 
 __all__ = [
     "FORMAT_KEYS",
     "ExecutorSection",
     "FormatName",
     "FormatSection",
+    "RunCounts",
     "SandboxSection",
     "TimeSection",
-    "field_doc",
-    "field_problem",
+    "cpus_available",
     "referee_settings",
-    "value_problem",
 ]
 
 _CLOCK = TimeControl()  # the bots' clock defaults are the wire type's own (protocol.messages)
@@ -170,9 +163,37 @@ class ExecutorSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     reuse_processes: bool = True
     """Keep bot processes warm between games."""
 
+    def counts(self, *, concurrency: int | None = None, workers: int | None = None) -> RunCounts:
+        """The games at once and the worker processes of a run: the command line's where given, else these.
+
+        The one rule every caller follows (the run, its capacity check, the
+        command line): ``workers = 0`` is one per core, and unless the command
+        line says otherwise each worker gets a game at least, since fewer would
+        leave a worker idle (``tournaments.config.notes`` says so to the host).
+        """
+        workers = workers if workers is not None else (self.workers or cpus_available())
+        concurrency = concurrency if concurrency is not None else max(self.concurrency, workers)
+        return RunCounts(concurrency=concurrency, workers=workers)
+
+
+class RunCounts(msgspec.Struct, frozen=True, kw_only=True):
+    """How many games a run plays at once, spread over how many worker processes (``ExecutorSection.counts``)."""
+
+    concurrency: int
+    workers: int
+
+
+def cpus_available() -> int:
+    """The CPUs this process may run on (its affinity, which a container or taskset narrows): a run's
+    worker processes, and the processes that write a report's pages, when the host names no number."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
 
 def referee_settings(
-    time: TimeSection, sandbox: SandboxSection, illegal_action: Literal["forfeit", "pass"]
+    time: TimeSection, sandbox: SandboxSection, illegal_action: IllegalActionPolicy
 ) -> RefereeSettings:
     """How one match is refereed under these sections: the one place the user's settings become the referee's."""
     return RefereeSettings(
@@ -186,99 +207,3 @@ def referee_settings(
         clock=time.clock,
         ponder=time.ponder,
     )
-
-
-def _annotation(section: type[msgspec.Struct], key: str) -> Any:
-    return typing.get_type_hints(section, include_extras=True)[key]
-
-
-def _meta(annotation: Any) -> msgspec.Meta:
-    """The Meta of a field's type (``Annotated[int, Meta] | None`` included), or an empty one."""
-    for candidate in (annotation, *typing.get_args(annotation)):
-        if typing.get_origin(candidate) is Annotated:
-            for extra in candidate.__metadata__:
-                if isinstance(extra, msgspec.Meta):
-                    return extra
-    return msgspec.Meta()
-
-
-def field_doc(section: type[msgspec.Struct], key: str) -> str:
-    """A field's one-line meaning (its Meta description), for help texts."""
-    return _meta(_annotation(section, key)).description or ""
-
-
-def field_problem(section: type[msgspec.Struct], key: str, value: object) -> str | None:
-    """What is wrong with ``value`` for field ``key`` of ``section``, or None."""
-    return value_problem(_annotation(section, key), value)[1]
-
-
-def value_problem(annotation: Any, value: object) -> tuple[Any, str | None]:
-    """``value`` decoded as ``annotation`` (msgspec, strict), and what is wrong with it (None: nothing)."""
-    meta = _meta(annotation)
-    try:
-        decoded = msgspec.convert(value, annotation, strict=True)
-    except msgspec.ValidationError:
-        return None, _explain(annotation, meta, value)
-    least = (meta.extra or {}).get("least")
-    if least is not None and 0 < decoded < least:
-        return None, _explain(annotation, meta, value)
-    return decoded, None
-
-
-def _choices(annotation: Any) -> tuple[str, ...]:
-    for candidate in (annotation, *typing.get_args(annotation)):
-        if typing.get_origin(candidate) is Annotated:
-            candidate = typing.get_args(candidate)[0]
-        if typing.get_origin(candidate) is Literal:
-            return typing.get_args(candidate)
-    return ()
-
-
-def _explain(annotation: Any, meta: msgspec.Meta, value: object) -> str:
-    """Why ``value`` does not fit, in words: what to give instead."""
-    choices = _choices(annotation)
-    if choices:
-        words = " or ".join([", ".join(map(str, choices[:-1])), str(choices[-1])] if len(choices) > 1 else choices)
-        return f"{value!r} is not {words}"
-    extra = meta.extra or {}
-    unit, words = extra.get("unit", ""), extra.get("words", "")
-    least, why = extra.get("least"), extra.get("why")
-    number = typing.get_args(annotation)[0] if typing.get_origin(annotation) is Annotated else annotation
-    union = typing.get_origin(number) in (typing.Union, types.UnionType)
-    kinds = [kind for kind in (typing.get_args(number) if union else (number,)) if kind is not type(None)]
-    if not any(kind in (int, float) for kind in kinds):  # text and the like: no range to explain
-        wanted = "text in quotes" if str in kinds else " or ".join(f"a {getattr(k, '__name__', k)}" for k in kinds)
-        return f"expected {wanted}, got {value!r}"
-    if number is float or float in typing.get_args(annotation):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return f"expected a number, got {value!r}"
-        shown = f"{value:g}"
-        if not math.isfinite(value) or meta.ge is not None and meta.le is not None:
-            return f"must be {'an ' + words if words else 'a number'} from {meta.ge:g} to {meta.le:g}, got {shown}"
-        return f"must be between {meta.gt:g} and {meta.lt:g}, got {shown}"
-    if isinstance(value, bool) or not isinstance(value, int):
-        if number is not int and meta.ge is None:
-            return f"expected {getattr(number, '__name__', 'a value')}, got {value!r}"
-        of = f" of {words}" if words else ""
-        at_least = "" if meta.ge is None else f", {meta.ge} or more" + (" (0: no limit)" if least is not None else "")
-        return f"expected a whole number{of}{at_least}, got {value!r}"
-    ge, le = meta.ge if meta.ge is not None else 0, meta.le
-    if le is not None and value > le:
-        if extra.get("most"):
-            return f"{value} {unit} is more than {extra['most']}; give {words} (at most {le})"
-        if least is not None:
-            return f"{value} cannot work: give 0 (no limit) or {least} to {le} ({words})"
-        return f"must be {ge} to {le} {words}, got {value}".replace("  ", " ")
-    if value < ge:
-        if why is not None and least is None:
-            return f"{value} {unit} is too short {why}; give at least {ge}"
-        if ge == 0:
-            return f"must be 0 or more {words}, got {value}".replace("  ", " ")
-        if le is not None and not unit:
-            return f"must be {ge} to {le} {words}, got {value}".replace("  ", " ")
-        if not unit:
-            return f"must be {ge} or more {words}, got {value}".replace("  ", " ")
-        return f"must be at least {ge} {unit}, got {value}"
-    assert least is not None  # the only other way a whole number in range is refused
-    reason = f" {why};" if why else ""
-    return f"{value} cannot work:{reason} give 0 (no limit) or {least} to {le} {words}".rstrip()

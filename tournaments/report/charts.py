@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import msgspec
 
 from tournaments.ratings import SeatOffsets, Standing
-from tournaments.report_data import RatingHistory, ThinkingTimes
+from tournaments.report.figures import RatingHistory, ThinkingTimes
 
 __all__ = [
     "ENTRANT_COLOURS",

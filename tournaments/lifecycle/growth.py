@@ -1,11 +1,10 @@
-"""Open a tournament's store for a tournament file: begin it, resume it, or grow it.
+"""Growing a stored tournament: what a changed file may add to it, and the games it adds.
 
-A store is begun from the file once. Run again with the same file, it resumes.
 Run with a file that adds entrants or games (more ``games_per_entrant``,
-``repetitions`` or ``max_games``), it grows: only the new games are scheduled,
-numbered after the old ones, each new table seated through its own Williams
-rows on a deal of its own (keyed with the store's deal key), and every old
-result stays and keeps counting. A change that would make the old results
+``repetitions`` or ``max_games``), a store grows: only the new games are
+scheduled, numbered after the old ones, each new table seated through its own
+Williams rows on a deal of its own (keyed with the store's deal key), and every
+old result stays and keeps counting. A change that would make the old results
 incomparable with the new ones (the game, its variants, the clocks, the
 sandbox, the limits, ...) is refused, naming the setting with both values.
 """
@@ -18,14 +17,12 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from referee.bots import BotSpec
-from tournaments.config import TournamentConfig, flat_settings
-from tournaments.plan import build_schedule
+from tournaments.config.tournament import TournamentConfig, flat_settings
 from tournaments.schedule import (
     ScheduledGame,
     deal_seed,
@@ -34,9 +31,9 @@ from tournaments.schedule import (
     extension_tables,
     williams_design,
 )
-from tournaments.store import Store, StoreError
+from tournaments.store import StoreError
 
-__all__ = ["GrowthRefused", "Opened", "align_entrants", "extension_games", "incomparable_changes", "open_tournament"]
+__all__ = ["GrowthRefused", "align_entrants", "extension_games", "incomparable_changes"]
 
 # Settings whose change makes old and new games different contests. ``name``
 # is here too: it names the store's replays, which the old results point to.
@@ -45,16 +42,6 @@ _FIXED = ("name", "game", "format", "variants", "table_sizes", "seed", "hero", "
 
 class GrowthRefused(StoreError):
     """The file changes a stored tournament in a way its old results cannot follow."""
-
-
-class Opened(msgspec.Struct, frozen=True, kw_only=True):
-    """What opening a store for a tournament file did."""
-
-    config: TournamentConfig
-    """The tournament as stored: entrants in the store's order (new ones last)."""
-    how: Literal["begun", "resumed", "grown"]
-    new_entrants: list[str] = []
-    new_games: int = 0
 
 
 def align_entrants(stored: TournamentConfig, wanted: TournamentConfig) -> TournamentConfig:
@@ -226,47 +213,3 @@ def _more_deals(
                 )
             )
     return games
-
-
-def open_tournament(store: Store, config: TournamentConfig) -> Opened:
-    """Begin ``config`` in an empty store, resume it, or grow the stored tournament into it.
-
-    GrowthRefused (one line) when the file changes a setting the stored
-    results depend on; it names each such setting with its old and new value.
-    """
-    stored = store.tournament()
-    key = store.deal_key()
-    # A store made before deal keys deals with the public derivation (b""), new games too.
-    deal_key = b"" if key is None else key
-    if stored is None:
-        store.begin(config, build_schedule(config, deal_key))
-        return Opened(config=config, how="begun")
-    if stored[2] == config.fingerprint():
-        return Opened(config=config, how="resumed")
-    old = store.config()
-    try:
-        aligned = align_entrants(old, config)
-        if stored[2] == aligned.fingerprint():
-            return Opened(config=aligned, how="resumed")
-        changes = incomparable_changes(old, aligned)
-    except GrowthRefused as exc:
-        raise GrowthRefused(f"{store.path} holds tournament {stored[0]!r}: {exc}; {_new_store(store.path)}") from None
-    if changes:
-        raise GrowthRefused(
-            f"{store.path} holds tournament {stored[0]!r} played with {'; '.join(changes)}: "
-            f"games under other settings cannot be compared with its results; put the file back to resume, "
-            f"or {_new_store(store.path)}"
-        )
-    games = extension_games(old, aligned, store.schedule(), deal_key)
-    store.extend(stored[2], aligned, len(old.entrants), games)
-    if not games and len(aligned.entrants) == len(old.entrants):
-        # Only settings that change no game (concurrency, the interpreter's path, ...): a resume.
-        return Opened(config=aligned, how="resumed")
-    return Opened(
-        config=aligned, how="grown", new_entrants=[e.name for e in aligned.entrants[len(old.entrants) :]],
-        new_games=len(games),
-    )  # fmt: skip
-
-
-def _new_store(path: Path) -> str:
-    return f"start a new store for the new settings with --db {path.with_name(path.stem + '-2' + path.suffix)}"

@@ -14,7 +14,7 @@ code that earned it.
   binary, a weights file), each word with the SHA-256 of the file's content. The
   interpreter famiglia runs on is left out: it is the host's runtime, and its path
   depends on how famiglia was started. A word that names no file adds nothing:
-  the command itself is compared by ``tournaments.grow``.
+  the command itself is compared by ``tournaments.lifecycle.growth``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import msgspec
 
 from referee.bot_folder import pack_folder
 from referee.bots import BotSpec, BotSpecError, load_bot
-from tournaments.config import TournamentConfig
+from tournaments.config.tournament import TournamentConfig
 from tournaments.store import Store
 
 __all__ = ["bot_fingerprint", "settle_versions"]
@@ -52,7 +52,7 @@ def bot_fingerprint(bot: BotSpec) -> str:
 def settle_versions(store: Store, config: TournamentConfig, new_versions: Collection[str] = ()) -> list[int]:
     """Fingerprint every entrant's bot and find (or record) the version it plays as; by entrant, in store order.
 
-    ``config`` has its entrants in the store's order (``tournaments.grow``).
+    ``config`` has its entrants in the store's order (``tournaments.lifecycle.growth.align_entrants``).
     ``new_versions``: entrants whose changed bot is recorded as a new version;
     ValueError for a name that is no entrant's. BotChanged (one line) for a
     changed bot of an entrant with results that is not among them.

@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 from tests.conftest import TEST_BOTS, assert_no_bot_outlived_its_referee, wait_until_gone
 from tests.tournaments.test_runner import _finished_rows, _wait_while_running
 from tournaments.cli import app
-from tournaments.config import TournamentConfig, load_tournament
-from tournaments.grow import GrowthRefused, open_tournament
-from tournaments.plan import build_schedule
+from tournaments.config.tournament import TournamentConfig, load_tournament
+from tournaments.lifecycle.growth import GrowthRefused
+from tournaments.lifecycle.opening import open_tournament
+from tournaments.lifecycle.plan import build_schedule
 from tournaments.runner import run_pending
 from tournaments.schedule import ScheduledGame, seat_counts
 from tournaments.store import Store, StoreError

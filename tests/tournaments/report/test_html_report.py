@@ -8,11 +8,11 @@ from pathlib import Path
 
 import msgspec
 
-from tournaments.charts import ENTRANT_COLOURS, SEAT_BAR, rating_history_chart, seat_advantage_chart
-from tournaments.html_report import MAX_GAME_ROWS, GameLinks, render_report
 from tournaments.ratings import LosMatrix, SeatOffsets, Standing
-from tournaments.report_data import RatingHistory, ThinkingTimes
-from tournaments.reports import Crosstable, GameRow, Standings
+from tournaments.report.charts import ENTRANT_COLOURS, SEAT_BAR, rating_history_chart, seat_advantage_chart
+from tournaments.report.figures import RatingHistory, ThinkingTimes
+from tournaments.report.page import MAX_GAME_ROWS, GameLinks, render_report
+from tournaments.report.standings import Crosstable, GameRow, Standings
 from tournaments.sprt import Decision, SprtStatus
 from tournaments.viewer.templating import package_text
 

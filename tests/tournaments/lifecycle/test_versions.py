@@ -11,10 +11,10 @@ import pytest
 from referee.bots import BotSpec, load_bot
 from tests.conftest import ROOT, TEST_BOTS
 from tests.tournaments.store_feeder import finished
-from tournaments.config import TournamentConfig, parse_tournament
-from tournaments.fingerprint import bot_fingerprint, settle_versions
-from tournaments.plan import build_schedule
-from tournaments.reports import standings
+from tournaments.config.tournament import TournamentConfig, parse_tournament
+from tournaments.lifecycle.plan import build_schedule
+from tournaments.lifecycle.versions import bot_fingerprint, settle_versions
+from tournaments.report.standings import standings
 from tournaments.store import BotChanged, Store
 
 

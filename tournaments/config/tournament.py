@@ -2,7 +2,7 @@
 
 A bad file is reported all at once, one line per problem naming the key and what
 is wrong with it, before anything is started. The settings come in sections,
-each declared once in ``tournaments.settings`` (default, unit, range, meaning)::
+each declared once in ``tournaments.config.sections`` (default, unit, range, meaning)::
 
     [tournament]
     name = "club night"
@@ -43,11 +43,9 @@ each declared once in ``tournaments.settings`` (default, unit, range, meaning)::
     name = "greedy"
     bot = "../sample_bots/greedy_py"   # a folder with bot.toml, or a command line
 
-The first spellings stay valid, and are what the README shows: ``format``,
-``sandbox`` as a word, ``table_size``, the format's parameters, ``concurrency``,
-``workers`` and ``reuse_processes`` directly in ``[tournament]``, and
-``[tournament.limits]``. ``_upgrade`` moves each into its section, and a
-problem with one is reported under the name the file gave it.
+The first spellings stay valid, and are what the README shows
+(``tournaments.config.spellings`` moves each into its section); a problem with
+one is reported under the name the file gave it.
 """
 
 from __future__ import annotations
@@ -61,25 +59,27 @@ import tomllib
 import typing
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
+from protocol.messages import IllegalActionPolicy
 from referee.bots import BotSpec, BotSpecError, load_bot
 from referee.games import GAME_NAMES, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.sandbox.runtimes import runtime_problem
-from tournaments.sanity import MAX_GAMES, folder_problem, seed_problem
-from tournaments.schedule import tables_for_games_per_entrant, williams_design
-from tournaments.settings import (
+from tournaments.config.paths import folder_problem
+from tournaments.config.ranges import MAX_GAMES, seed_problem, value_problem
+from tournaments.config.sections import (
     FORMAT_KEYS,
     ExecutorSection,
     FormatSection,
     SandboxSection,
     TimeSection,
-    value_problem,
 )
+from tournaments.config.spellings import MOVED, WORD_SECTIONS, first_name, upgrade
+from tournaments.schedule import tables_for_games_per_entrant, williams_design
 
 __all__ = [
     "ConfigProblems",
@@ -127,7 +127,7 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
     """The tournament's seed: with the store's deal key, it decides every deal."""
     replays: str | None = None
     """The folder the replays go to (absolute), or None to keep none."""
-    illegal_action: Literal["forfeit", "pass"] = "forfeit"
+    illegal_action: IllegalActionPolicy = "forfeit"
     """What an illegal action costs: the game, or only this turn."""
     format: FormatSection
     time: TimeSection = TimeSection()
@@ -187,54 +187,10 @@ def _first_layout(config: TournamentConfig) -> dict[str, Any]:
     return fields
 
 
-# Each first spelling in [tournament] and where it lives now: (section, key).
-_MOVED: dict[str, tuple[str, str]] = {
-    **{key: ("format", key) for key in ("table_sizes", "games_per_entrant", "repetitions", "hero", "a", "b",
-                                         "elo0", "elo1", "alpha", "beta", "max_games")},
-    "table_size": ("format", "table_sizes"),
-    "limits": ("sandbox", "limits"),
-    **{key: ("executor", key) for key in ("concurrency", "workers", "reuse_processes")},
-}  # fmt: skip
-# A section first given as one word: the word is now this key of it.
-_WORD_SECTIONS = {"format": "kind", "sandbox": "level"}
-# Stored configurations of the first release held these beside the others, not in [tournament.time].
-_STORED_MOVED = {"margin_ms": ("time", "margin_ms"), "game_wall_ms": ("time", "game_wall_ms")}
 _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "format": FormatSection, "time": TimeSection, "sandbox": SandboxSection, "executor": ExecutorSection,
 }  # fmt: skip
 _TOURNAMENT_KEYS = {"name", "game", "variants", "seed", "replays", "illegal_action", *_SECTIONS}
-
-
-def _upgrade(
-    section: dict[str, Any], problems: list[str], *, stored: bool = False
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """``section`` with each first spelling moved into its section; and {new path: the path the file gave}."""
-    out = dict(section)
-    spelled: dict[str, str] = {}
-    for word, key in _WORD_SECTIONS.items():
-        if word in out and not isinstance(out[word], dict):
-            out[word] = {key: out[word]}
-            spelled[f"{word}.{key}"] = word
-    moved = {**_MOVED, **(_STORED_MOVED if stored else {})}
-    if "table_size" in out and "table_sizes" in out:
-        problems.append("tournament.table_size: give table_size or table_sizes, not both")
-        del out["table_size"]
-    for old, (head, key) in moved.items():
-        if old not in out:
-            continue
-        value = out.pop(old)
-        if old == "table_size":
-            value = [value]
-        table = out.get(head, {})
-        if not isinstance(table, dict):
-            continue  # the section itself is reported
-        table = out[head] = dict(table)  # a copy: the caller's tables stay as they were
-        if key in table:
-            problems.append(f"tournament.{old}: give {old} or [tournament.{head}] {key}, not both")
-            continue
-        table[key] = value
-        spelled[f"{head}.{key}"] = old
-    return out, spelled
 
 
 def load_tournament(path: Path) -> TournamentConfig:
@@ -262,7 +218,7 @@ def decode_stored(text: str | bytes) -> TournamentConfig:
     data = json.loads(text)
     if isinstance(data.get("format"), str):  # the first release's layout
         problems: list[str] = []
-        data, _ = _upgrade(data, problems, stored=True)
+        data, _ = upgrade(data, problems, stored=True)
         assert not problems, problems  # it was a valid configuration when stored
     return msgspec.convert(data, TournamentConfig)
 
@@ -324,9 +280,9 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         close = difflib.get_close_matches(key, ["tournament", "entrant"], n=1, cutoff=0.6)
         hint = f"; did you mean [{close[0]}]?" if close else ""
         problems.append(f"{key}: unknown top-level key{hint} (expected [tournament] and [[entrant]])")
-    raw, spelled = _upgrade(section, problems)
+    raw, spelled = upgrade(section, problems)
     for key in sorted(set(raw) - _TOURNAMENT_KEYS):
-        problems.append(unknown_key(f"tournament.{key}", key, _TOURNAMENT_KEYS | set(_MOVED) | set(_WORD_SECTIONS)))
+        problems.append(unknown_key(f"tournament.{key}", key, _TOURNAMENT_KEYS | set(MOVED) | set(WORD_SECTIONS)))
 
     def where(path: str) -> str:
         """The name the file gave a setting: its first spelling when it used that one."""
@@ -549,17 +505,6 @@ def _unused_format_keys(kind: str, given: dict[str, Any], where: Where, problems
         )
 
 
-def _first_name(section: str, key: str) -> str:
-    """The name the README's file gives a setting of ``section``: its first spelling, else ``section.key``."""
-    if _WORD_SECTIONS.get(section) == key:
-        return section
-    if _MOVED.get(key) == (section, key):
-        return key
-    if (section, key) == ("sandbox", "limits"):
-        return "limits"
-    return f"{section}.{key}"
-
-
 def flat_settings(config: TournamentConfig) -> dict[str, Any]:
     """Every setting by the name the README's file gives it: ``format``, ``table_sizes``, ``time.move_ms``, ``limits.cpu_s``."""
     flat: dict[str, Any] = {}
@@ -568,7 +513,7 @@ def flat_settings(config: TournamentConfig) -> dict[str, Any]:
             flat[key] = value
             continue
         for inner, setting in value.items():
-            name = _first_name(key, inner)
+            name = first_name(key, inner)
             if isinstance(setting, dict):
                 flat.update({f"{name}.{k}": v for k, v in setting.items()})
             else:
