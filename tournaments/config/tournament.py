@@ -65,7 +65,7 @@ import msgspec
 
 from protocol.messages import IllegalActionPolicy
 from referee.bots import BotSpec, BotSpecError, load_bot
-from referee.games import GAME_NAMES, get_rules
+from referee.games import game_names, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.sandbox.runtimes import runtime_problem
@@ -322,9 +322,9 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     game = top.get("game")
     rules = None
     if "game" not in raw:
-        problems.append(f"tournament.game: missing; choose one of {', '.join(GAME_NAMES)}")
-    elif game is not None and game not in GAME_NAMES:
-        problems.append(f"tournament.game: unknown game {game!r}; choose one of {', '.join(GAME_NAMES)}")
+        problems.append(f"tournament.game: missing; choose one of {', '.join(game_names())}")
+    elif game is not None and game not in game_names():  # as installed now, not when this module was imported
+        problems.append(f"tournament.game: unknown game {game!r}; choose one of {', '.join(game_names())}")
     elif game is not None:
         rules = get_rules(game)
 
