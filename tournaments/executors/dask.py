@@ -72,6 +72,7 @@ from tournaments.schedule import ScheduledGame
 __all__ = ["DaskExecutor", "DaskUnreachable", "WrongFamiglia", "ship_entrants"]
 
 _REFRESH_S = 2.0  # how often the window follows the cluster's size
+_WAITING_REFRESH_S = 0.2  # how often while the scheduler has no workers: the first to join is said at once
 _PROBE_S = 10.0  # how long a scheduler that a failed gather put in doubt has to answer
 _KILLED_WORKER_TRIES = 2  # tasks of a game Dask may give up on before it is recorded as a harness error
 GAMES_PER_TASK = 4
@@ -310,7 +311,8 @@ class _Run:
             elif workers and waiting:
                 self.notice(f"{len(workers)} Dask worker{'s' if len(workers) != 1 else ''} joined: playing")
             waiting = not workers
-            await trio.sleep(_REFRESH_S)
+            # The first worker to join is said at once: a short run could end before a look 2 s later.
+            await trio.sleep(_WAITING_REFRESH_S if waiting else _REFRESH_S)
 
     async def _answers(self, batch: list[Future]) -> None:
         finished = [f for f in batch if f.key in self.futures and f.status == "finished"]

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.tournaments.executors.dask_settings import QUIET
+
 if TYPE_CHECKING:  # the dask extra is optional: its tests skip without it
     from distributed import LocalCluster
 
@@ -31,11 +33,15 @@ def bot_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def cluster(bot_cache: Path) -> Iterator[LocalCluster]:
     """A Dask LocalCluster of two single-thread worker processes on 127.0.0.1, one per test module."""
+    import dask.config
     from distributed import LocalCluster
 
     # The workers' PATH is pinned now: a tool a test adds to the host's PATH later is not on the workers.
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-        env={"PATH": os.environ["PATH"], "FAMIGLIA_BOT_CACHE": str(bot_cache)},
-    ) as running:  # fmt: skip
+    # QUIET for the cluster alone: its nannies keep the configuration of their start for every worker they start.
+    with dask.config.set(QUIET):
+        started = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+            env={"PATH": os.environ["PATH"], "FAMIGLIA_BOT_CACHE": str(bot_cache)},
+        )  # fmt: skip
+    with started as running:
         yield running

@@ -29,6 +29,7 @@ from distributed import Client
 from distributed.security import Security
 
 from tests.conftest import ROOT
+from tests.tournaments.executors.dask_settings import quiet_environment
 from tests.tournaments.executors.test_dask_executor import results
 
 pytestmark = pytest.mark.slow
@@ -42,8 +43,9 @@ def certificate(folder: Path) -> tuple[Path, Path]:
         pytest.skip("needs openssl")
     pem, key = folder / "cluster.pem", folder / "cluster.key"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=famiglia-test",
-         "-keyout", str(key), "-out", str(pem)], check=True, capture_output=True, timeout=60,
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days",
+         "2", "-subj", "/CN=famiglia-test", "-keyout", str(key), "-out", str(pem)],
+        check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     return pem, key
 
@@ -54,14 +56,22 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def accepts(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
 @contextmanager
 def tls_scheduler(port: int, pem: Path, key: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``dask scheduler`` with the certificate, once it listens (the host refuses a port where nothing does)."""
     scheduler = subprocess.Popen(
         [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--protocol", "tls",
          "--tls-ca-file", str(pem), "--tls-cert", str(pem), "--tls-key", str(key), "--dashboard-address", ":0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, **quiet_environment()}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
+        wait_for(lambda: accepts(port) or scheduler.poll() is not None, "the scheduler to listen")
+        assert scheduler.poll() is None, f"the scheduler exited with {scheduler.returncode}"
         yield scheduler
     finally:
         scheduler.kill()
@@ -106,7 +116,7 @@ def test_famiglia_worker_serves_a_tls_scheduler_and_rejoins_it_after_the_schedul
     address = f"tls://127.0.0.1:{free_port()}"
     port = int(address.rsplit(":", 1)[1])
     db = tmp_path / "t.sqlite"
-    host_env = {**os.environ, "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(pem),
+    host_env = {**os.environ, **quiet_environment(), "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(pem),
                 "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(pem),
                 "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(key)}  # fmt: skip
     worker_log = tmp_path / "worker.log"
@@ -133,7 +143,7 @@ def test_famiglia_worker_serves_a_tls_scheduler_and_rejoins_it_after_the_schedul
                 worker = subprocess.Popen(
                     [sys.executable, "-m", "tournaments.cli", "worker", "start", address, "--nworkers", "1",
                      "--tls-ca-file", str(pem), "--tls-cert", str(pem), "--tls-key", str(key)],
-                    stdout=log, stderr=log, start_new_session=True,
+                    env={**os.environ, **quiet_environment()}, stdout=log, stderr=log, start_new_session=True,
                 )  # fmt: skip
             assert host.wait(timeout=300) == 0, "".join(said)[-3000:]
             reader.join(timeout=10)
@@ -141,13 +151,16 @@ def test_famiglia_worker_serves_a_tls_scheduler_and_rejoins_it_after_the_schedul
             assert any("joined: playing" in line for line in said), said
             assert not any("in the clear" in line for line in said), "a tls:// scheduler is not in the clear"
         # The scheduler is gone; Dask's worker exits; famiglia's starts a new one, which waits for the next scheduler.
-        wait_for(lambda: "the Dask worker ended" in worker_log.read_text(errors="replace"), "the worker to end")
+        # The next one starts at once, at the same address: whichever is up first waits for the other.
         security = Security(tls_ca_file=str(pem), tls_client_cert=str(pem), tls_client_key=str(key))
         with tls_scheduler(port, pem, key), Client(address, security=security, timeout=120) as client:
+            wait_for(lambda: "the Dask worker ended" in worker_log.read_text(errors="replace"), "the worker to end")
+            # The old worker has ended (a Dask worker never joins a scheduler again): the one that joins is the new one.
             client.wait_for_workers(1, timeout=180)
             assert worker.poll() is None
-        worker.send_signal(signal.SIGTERM)
-        assert worker.wait(timeout=120) == 0, worker_log.read_text(errors="replace")[-3000:]
+            # Stopped while it serves its scheduler (a worker losing its scheduler meanwhile would be killed late).
+            worker.send_signal(signal.SIGTERM)
+            assert worker.wait(timeout=120) == 0, worker_log.read_text(errors="replace")[-3000:]
         wait_for(lambda: session_members(worker.pid) == [], "the worker's processes to end", seconds=60)
     finally:
         if host is not None and host.poll() is None:
