@@ -30,15 +30,19 @@ class Served(msgspec.Struct, kw_only=True):
     process: Any
 
 
-def famiglia(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tournaments.cli", *args],
-        check=False,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def famiglia(*args: str) -> subprocess.CompletedProcess[str]:
+    """A ``famiglia`` command, run in this process: its exit code and what it printed.
+
+    Registering and uploading are how these tests set a ladder up, not what they test (their
+    own tests: test_ladder_cli, test_upload); in this process they cost no interpreter start-up
+    each. The server stays a process of its own.
+    """
+    from typer.testing import CliRunner
+
+    from tournaments.cli import app
+
+    done = CliRunner().invoke(app, list(args))
+    return subprocess.CompletedProcess(["famiglia", *args], done.exit_code, done.stdout, done.stderr)
 
 
 def start_server(ladder: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -92,7 +96,7 @@ def register(folder: Path, names: list[str], **ladder: Any) -> tuple[Path, dict[
     path = write_ladder(folder, **ladder)
     tokens = {}
     for name in names:
-        done = famiglia("ladder", "add-entrant", str(path), name, cwd=folder)
+        done = famiglia("ladder", "add-entrant", str(path), name)
         assert done.returncode == 0, done.stderr
         tokens[name] = done.stdout.strip().splitlines()[-1]
     return path, tokens
@@ -100,7 +104,7 @@ def register(folder: Path, names: list[str], **ladder: Any) -> tuple[Path, dict[
 
 def submit(url: str, token: str, bot: str) -> subprocess.CompletedProcess[str]:
     folder = BROKEN_BOT if bot == "broken" else SAMPLE_BOTS / bot
-    return famiglia("ladder", "submit", str(folder), "--server", url, "--token", token, cwd=folder.parent)
+    return famiglia("ladder", "submit", str(folder), "--server", url, "--token", token)
 
 
 def standings(url: str) -> list[dict[str, Any]]:

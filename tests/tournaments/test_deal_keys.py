@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from referee.replay import ChanceRecord, read_replay
@@ -40,36 +41,42 @@ def draws(db: Path) -> list[bytes]:
     return out
 
 
-def test_two_stores_of_one_tournament_file_deal_differently_and_not_from_the_files_seed(tmp_path: Path) -> None:
-    toml = tmp_path / "t.toml"
+@pytest.fixture(scope="module")
+def two_stores(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder where t.toml was run twice, into a.sqlite and b.sqlite; played once for the tests that read them."""
+    folder = tmp_path_factory.mktemp("two-stores")
+    toml = folder / "t.toml"
     toml.write_text(TOURNAMENT)
-    run(toml, tmp_path / "a.sqlite")
-    run(toml, tmp_path / "b.sqlite")
-    a, b = seeds(tmp_path / "a.sqlite"), seeds(tmp_path / "b.sqlite")
-    public = [game.seed for game in build_schedule(load_tournament(toml), b"")]
+    run(toml, folder / "a.sqlite")
+    run(toml, folder / "b.sqlite")
+    return folder
+
+
+def test_two_stores_of_one_tournament_file_deal_differently_and_not_from_the_files_seed(two_stores: Path) -> None:
+    a, b = seeds(two_stores / "a.sqlite"), seeds(two_stores / "b.sqlite")
+    public = [game.seed for game in build_schedule(load_tournament(two_stores / "t.toml"), b"")]
     assert len(set(a)) == len(set(b)) == 1  # one table: every seating on one deal (duplicate games)
     assert set(a) != set(b)
     assert not (set(a) | set(b)) & set(public)
     # The same tables and seatings: only the deals are secret.
-    assert [g.seating for g in Store(tmp_path / "a.sqlite").schedule()] == [
-        g.seating for g in Store(tmp_path / "b.sqlite").schedule()
+    assert [g.seating for g in Store(two_stores / "a.sqlite").schedule()] == [
+        g.seating for g in Store(two_stores / "b.sqlite").schedule()
     ]
 
 
-def test_deals_from_another_store_repeats_its_deals(tmp_path: Path) -> None:
-    toml = tmp_path / "t.toml"
+def test_deals_from_another_store_repeats_its_deals(two_stores: Path, tmp_path: Path) -> None:
+    toml = tmp_path / "t.toml"  # a copy here: this run's replays go here
     toml.write_text(TOURNAMENT)
-    run(toml, tmp_path / "a.sqlite")
-    run(toml, tmp_path / "again.sqlite", "--deals-from", str(tmp_path / "a.sqlite"))
-    assert seeds(tmp_path / "again.sqlite") == seeds(tmp_path / "a.sqlite")
-    assert draws(tmp_path / "again.sqlite") == draws(tmp_path / "a.sqlite")
+    run(toml, tmp_path / "again.sqlite", "--deals-from", str(two_stores / "a.sqlite"))
+    assert seeds(tmp_path / "again.sqlite") == seeds(two_stores / "a.sqlite")
+    assert draws(tmp_path / "again.sqlite") == draws(two_stores / "a.sqlite")
 
 
-def test_deals_from_is_refused_for_a_store_that_already_deals_with_its_own_key(tmp_path: Path) -> None:
-    toml = tmp_path / "t.toml"
-    toml.write_text(TOURNAMENT)
-    run(toml, tmp_path / "a.sqlite")
-    run(toml, tmp_path / "b.sqlite")
+def test_deals_from_is_refused_for_a_store_that_already_deals_with_its_own_key(
+    two_stores: Path, tmp_path: Path
+) -> None:
+    toml = two_stores / "t.toml"
+    before = seeds(two_stores / "b.sqlite")
     ran = CliRunner().invoke(
         app,
         [
@@ -77,13 +84,14 @@ def test_deals_from_is_refused_for_a_store_that_already_deals_with_its_own_key(t
             "run",
             str(toml),
             "--db",
-            str(tmp_path / "b.sqlite"),
+            str(two_stores / "b.sqlite"),
             "--deals-from",
-            str(tmp_path / "a.sqlite"),
+            str(two_stores / "a.sqlite"),
         ],
     )
     assert ran.exit_code == 2
     assert ran.output.startswith("famiglia: error: ") and "start a new --db" in ran.output
+    assert seeds(two_stores / "b.sqlite") == before, "a refused run changed the store's deals"
     missing = CliRunner().invoke(
         app,
         [

@@ -1,5 +1,5 @@
 """A replay belongs to one game of one tournament and says so; nothing overwrites it; reports
-link a replay only to its own game. About 5 s."""
+link a replay only to its own game. About 3 s."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from referee.replay import read_header, read_replay, replay_mismatch, tournament_match_id, verify_replay
@@ -38,11 +39,22 @@ def listed_games(db: Path) -> list[dict[str, object]]:
     return games
 
 
-def test_tournaments_sharing_a_replays_folder_keep_their_own_replays(tmp_path: Path) -> None:
-    (tmp_path / "a.toml").write_text(TOURNAMENT)
-    (tmp_path / "b.toml").write_text(TOURNAMENT)  # same name, same seed, same folder
-    run(tmp_path / "a.toml", tmp_path / "a.sqlite")
-    run(tmp_path / "b.toml", tmp_path / "b.sqlite")
+@pytest.fixture(scope="module")
+def two_clubs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder where a.toml and b.toml, the same file, were run into a.sqlite and b.sqlite: one replays folder.
+
+    Played once for the tests that read them; a test that changes a file puts it back.
+    """
+    folder = tmp_path_factory.mktemp("two-clubs")
+    (folder / "a.toml").write_text(TOURNAMENT)
+    (folder / "b.toml").write_text(TOURNAMENT)  # same name, same seed, same folder
+    run(folder / "a.toml", folder / "a.sqlite")
+    run(folder / "b.toml", folder / "b.sqlite")
+    return folder
+
+
+def test_tournaments_sharing_a_replays_folder_keep_their_own_replays(two_clubs: Path) -> None:
+    tmp_path = two_clubs
     a_games, b_games = listed_games(tmp_path / "a.sqlite"), listed_games(tmp_path / "b.sqlite")
     a_paths = {str(g["replay"]) for g in a_games}
     b_paths = {str(g["replay"]) for g in b_games}
@@ -58,24 +70,26 @@ def test_tournaments_sharing_a_replays_folder_keep_their_own_replays(tmp_path: P
     assert verified.exit_code == 0 and f"ok, match {expected}," in verified.output
 
 
-def test_reports_refuse_a_replay_that_is_another_tournaments_game(tmp_path: Path) -> None:
-    (tmp_path / "a.toml").write_text(TOURNAMENT)
-    (tmp_path / "b.toml").write_text(TOURNAMENT)
-    run(tmp_path / "a.toml", tmp_path / "a.sqlite")
-    run(tmp_path / "b.toml", tmp_path / "b.sqlite")
-    mine = Path(str(listed_games(tmp_path / "a.sqlite")[0]["replay"]))
-    theirs = Path(str(listed_games(tmp_path / "b.sqlite")[0]["replay"]))
+def test_reports_refuse_a_replay_that_is_another_tournaments_game(two_clubs: Path, tmp_path: Path) -> None:
+    folder = two_clubs
+    mine = Path(str(listed_games(folder / "a.sqlite")[0]["replay"]))
+    theirs = Path(str(listed_games(folder / "b.sqlite")[0]["replay"]))
+    shutil.copyfile(mine, tmp_path / "mine.jsonl")
     shutil.copyfile(theirs, mine)  # a replay copied over another: it still verifies...
-    verify_replay(read_replay(mine))
-    game = listed_games(tmp_path / "a.sqlite")[0]
-    assert game["replay"] is None and "not this game" in str(game["replay_note"])
-    table = CliRunner().invoke(app, ["games", "--db", str(tmp_path / "a.sqlite")])
-    assert "not linked" in table.output
-    page = CliRunner().invoke(app, ["report", "--db", str(tmp_path / "a.sqlite")])
-    assert page.exit_code == 0, page.output
-    html = (tmp_path / "a.html").read_text()
-    assert f'href="{mine.relative_to(tmp_path).as_posix()}"' not in html
-    assert html.count('">replay</a>') == 5 and "not linked" in html
+    try:
+        verify_replay(read_replay(mine))
+        game = listed_games(folder / "a.sqlite")[0]
+        assert game["replay"] is None and "not this game" in str(game["replay_note"])
+        table = CliRunner().invoke(app, ["games", "--db", str(folder / "a.sqlite")])
+        assert "not linked" in table.output
+        page = CliRunner().invoke(app, ["report", "--db", str(folder / "a.sqlite")])
+        assert page.exit_code == 0, page.output
+        html = (folder / "a.html").read_text()
+        assert f'href="{mine.relative_to(folder).as_posix()}"' not in html
+        assert html.count('">replay</a>') == 5 and "not linked" in html
+    finally:
+        shutil.copyfile(tmp_path / "mine.jsonl", mine)  # the other tests read the tournaments as played
+        (folder / "a.html").unlink(missing_ok=True)
 
 
 def test_replay_mismatch_names_a_missing_or_foreign_file(tmp_path: Path) -> None:

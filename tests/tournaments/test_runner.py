@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -22,11 +23,23 @@ from tournaments.schedule import seat_counts
 from tournaments.store import Store, StoreError
 
 
-def write_toml(folder: Path, body: str, entrants: int = 4) -> Path:
+def write_toml(folder: Path, body: str, entrants: int = 4, bot: Path = TEST_BOTS / "passer") -> Path:
     path = folder / "t.toml"
-    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{TEST_BOTS / "passer"}"\n' for i in range(entrants))
+    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{bot}"\n' for i in range(entrants))
     path.write_text(body + bots)
     return path
+
+
+def own_passer(folder: Path) -> Path:
+    """A copy of ``tests/bots/passer`` in ``folder``, for a test that looks for bots left behind.
+
+    Bot processes are found by their working folder (``wait_until_gone``): in
+    a copy of its own a test sees only its own bots, never those of a test
+    running beside it, and its wait ends as soon as they are gone.
+    """
+    copy = folder / "passer"
+    shutil.copytree(TEST_BOTS / "passer", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
 
 
 def test_a_bad_tournament_file_lists_every_problem_one_line_each(tmp_path: Path) -> None:
@@ -149,7 +162,10 @@ def _wait_while_running(runner: subprocess.Popen[str], db: Path, results: int, *
 
 @pytest.mark.slow
 def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
-    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 9\nconcurrency = 2\n', 4)
+    passer = own_passer(tmp_path)
+    toml = write_toml(
+        tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 9\nconcurrency = 2\n', 4, passer
+    )
     db = tmp_path / "t.sqlite"
     command = [
         sys.executable,
@@ -169,13 +185,13 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tm
     _wait_while_running(runner, db, 3)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
-    assert_no_bot_outlived_its_referee(TEST_BOTS / "passer")
+    assert_no_bot_outlived_its_referee(passer)
     before = _finished_rows(db)
     assert 3 <= len(before) < 24, "the kill should land mid-tournament"
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert resumed.returncode == 0, resumed.stderr
     # The resumed referee swept whatever the killed one left: nothing at all remains.
-    assert wait_until_gone(TEST_BOTS / "passer") == []
+    assert wait_until_gone(passer) == []
     assert f"{len(before)} of 24 games already recorded" in resumed.stdout
     after = _finished_rows(db)
     assert sorted(after) == list(range(24))
@@ -201,7 +217,7 @@ async def test_a_head_to_head_stops_at_its_budget_or_verdict_and_reports_it(tmp_
     from tournaments.report.standings import head_to_head_status
 
     body = ('[tournament]\ngame = "vendetta"\nformat = "head-to-head"\ntable_size = 3\na = "p0"\nb = "p1"\n'
-            'max_games = 24\nseed = 2\n')  # fmt: skip
+            'max_games = 12\nseed = 2\n')  # fmt: skip
     config = load_tournament(write_toml(tmp_path, body, 4))
     schedule = build_schedule(config)
     # Pairs: A's game then B's game in A's seat, on the same deal and opponents.
@@ -219,7 +235,9 @@ async def test_a_head_to_head_stops_at_its_budget_or_verdict_and_reports_it(tmp_
 
 @pytest.mark.slow
 def test_a_worker_killed_midway_stops_the_run_in_one_line_and_the_rerun_loses_no_game(tmp_path: Path) -> None:
-    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 6\nrepetitions = 3\n', 4)
+    # 24 games: two finish before the kill, and the rest are enough to keep the run going until it lands.
+    passer = own_passer(tmp_path)
+    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 6\n', 4, passer)
     db = tmp_path / "t.sqlite"
     command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--db", str(db)]
     runner = subprocess.Popen(
@@ -233,17 +251,20 @@ def test_a_worker_killed_midway_stops_the_run_in_one_line_and_the_rerun_loses_no
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
     assert "a worker process was killed by SIGKILL with" in lines[0] and "run the same command again" in lines[0]
-    assert wait_until_gone(TEST_BOTS / "passer") == []
+    assert wait_until_gone(passer) == []
     before = _finished_rows(db)
     again = subprocess.run([*command, "--workers", "1"], check=False, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     after = _finished_rows(db)
-    assert len(after) == 72 and all(after[game] == row for game, row in before.items())
+    assert len(after) == 24 and all(after[game] == row for game, row in before.items())
 
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_says_how_to_resume_and_leaves_no_bot(tmp_path: Path) -> None:
-    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 8\nconcurrency = 2\n', 4)
+    passer = own_passer(tmp_path)
+    toml = write_toml(
+        tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 8\nconcurrency = 2\n', 4, passer
+    )
     # A path longer than the width the CLI gives piped output: the line must not wrap.
     (folder := tmp_path / ("results-" + "x" * 160)).mkdir()
     db = folder / "t.sqlite"
@@ -269,13 +290,16 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_leaves_no_bot(tmp_path: Pat
     assert "Traceback" not in stderr
     (line,) = [line for line in stderr.splitlines() if line.startswith("interrupted: ")]
     assert line.endswith(f"are recorded in {db}; run the same command again to resume")
-    assert wait_until_gone(TEST_BOTS / "passer") == []
+    assert wait_until_gone(passer) == []
 
 
 @pytest.mark.slow
 def test_ctrl_c_in_a_terminal_with_workers_prints_only_the_resume_line(tmp_path: Path) -> None:
     # A terminal sends SIGINT to the whole process group: the runner and its workers.
-    toml = write_toml(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 5\nrepetitions = 3\n', 4)
+    passer = own_passer(tmp_path)
+    toml = write_toml(
+        tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 5\nrepetitions = 3\n', 4, passer
+    )
     db = tmp_path / "t.sqlite"
     command = [
         sys.executable,
@@ -298,7 +322,7 @@ def test_ctrl_c_in_a_terminal_with_workers_prints_only_the_resume_line(tmp_path:
     assert runner.returncode == 130, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), stderr
-    assert wait_until_gone(TEST_BOTS / "passer") == [] and workers_of(runner.pid) == []
+    assert wait_until_gone(passer) == [] and workers_of(runner.pid) == []
 
 
 def test_a_resume_clears_the_leftovers_of_pending_games_only(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TEST_BOTS, processes_in, wait_until_gone
+from tests.tournaments.test_runner import own_passer
 from tournaments.cli import app
 
 runner = CliRunner()
@@ -125,6 +126,7 @@ def test_a_bad_tournament_file_prints_each_problem_and_starts_nothing(tmp_path: 
 def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path) -> None:
     # The third bot takes 15 s to say ready: the match is certainly running when Ctrl-C comes.
     dawdler = f"{sys.executable} {TEST_BOTS / 'hostile' / 'dawdler' / 'bot.py'} 15"
+    passer = str(own_passer(tmp_path / "bots"))  # its own: the wait below is for this test's bots alone
     # A path longer than the width the CLI gives piped output: the line must not wrap.
     (folder := tmp_path / ("replays-" + "x" * 160)).mkdir()
     replay = folder / "m.jsonl"
@@ -134,8 +136,8 @@ def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path)
         "tournaments.cli",
         "play",
         "vendetta",
-        PASSER,
-        PASSER,
+        passer,
+        passer,
         dawdler,
         "--replay",
         str(replay),
@@ -153,4 +155,4 @@ def test_ctrl_c_during_play_is_one_line_exit_130_and_no_bot_left(tmp_path: Path)
         == f"interrupted: the match was stopped before its end; no result (the replay so far is {replay}.partial)"
     )
     assert not replay.exists() and (folder / "m.jsonl.partial").exists()
-    assert wait_until_gone(tmp_path) == [] and wait_until_gone(TEST_BOTS / "passer") == []
+    assert wait_until_gone(tmp_path) == [] and wait_until_gone(Path(passer)) == []

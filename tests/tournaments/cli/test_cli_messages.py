@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from referee.bots import BotSpecError, load_bot
 from tests.conftest import TEST_BOTS, wait_until_gone
+from tests.tournaments.test_runner import own_passer
 from tournaments.cli import app
 from tournaments.cli.common import famiglia_command
 from tournaments.config.tournament import ConfigProblems, load_tournament, parse_tournament
@@ -23,9 +24,9 @@ runner = CliRunner()
 PASSER = str(TEST_BOTS / "passer")
 
 
-def _tournament_file(folder: Path, body: str, entrants: int = 3) -> Path:
+def _tournament_file(folder: Path, body: str, entrants: int = 3, bot: Path | str = PASSER) -> Path:
     path = folder / "t.toml"
-    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{PASSER}"\n' for i in range(entrants))
+    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{bot}"\n' for i in range(entrants))
     path.write_text(body + bots)
     return path
 
@@ -58,7 +59,11 @@ def test_tournament_run_prints_where_its_database_is(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_interrupted_line_starts_a_line_of_its_own_when_output_is_not_a_terminal(tmp_path: Path) -> None:
-    toml = _tournament_file(tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 8\nrepetitions = 20\n')
+    # A passer of its own: the wait below is for this test's bots alone.
+    passer = own_passer(tmp_path)
+    toml = _tournament_file(
+        tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 8\nrepetitions = 20\n', bot=passer
+    )
     command = [sys.executable, "-m", "tournaments.cli", "tournament", "run", str(toml), "--workers", "1"]
     # stdout and stderr into one pipe, as `famiglia tournament run ... > log 2>&1` does.
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -77,7 +82,7 @@ def test_the_interrupted_line_starts_a_line_of_its_own_when_output_is_not_a_term
     assert run.returncode == 130, output
     lines = [line for line in output.splitlines() if "interrupted: " in line]
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), output
-    assert wait_until_gone(TEST_BOTS / "passer") == []
+    assert wait_until_gone(passer) == []
 
 
 def test_a_bot_path_error_names_the_folder_it_was_resolved_against(tmp_path: Path) -> None:

@@ -15,22 +15,25 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import TEST_BOTS, assert_no_bot_outlived_its_referee, wait_until_gone
-from tests.tournaments.test_runner import _finished_rows, _wait_while_running
+from tests.tournaments.store_feeder import Instant
+from tests.tournaments.test_runner import _finished_rows, _wait_while_running, own_passer
 from tournaments.cli import app
 from tournaments.config.tournament import TournamentConfig, load_tournament
 from tournaments.lifecycle.growth import GrowthRefused
 from tournaments.lifecycle.opening import open_tournament
 from tournaments.lifecycle.plan import build_schedule
-from tournaments.runner import run_pending
+from tournaments.runner import run_pending, run_tournament
 from tournaments.schedule import ScheduledGame, seat_counts
 from tournaments.store import Store, StoreError
 
 HEAD = '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 7\n'
 
 
-def tournament(folder: Path, head: str, entrants: int, name: str = "t.toml") -> TournamentConfig:
+def tournament(
+    folder: Path, head: str, entrants: int, name: str = "t.toml", bot: Path = TEST_BOTS / "passer"
+) -> TournamentConfig:
     path = folder / name
-    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{TEST_BOTS / "passer"}"\n' for i in range(entrants))
+    bots = "".join(f'\n[[entrant]]\nname = "p{i}"\nbot = "{bot}"\n' for i in range(entrants))
     path.write_text(head + bots)
     return load_tournament(path)
 
@@ -54,7 +57,9 @@ async def test_an_entrant_added_to_a_finished_round_robin_plays_only_its_games_a
     store = Store(db)
     first = open_tournament(store, tournament(tmp_path, HEAD, 4))
     assert first.how == "begun"
-    await run_pending(first.config, store, concurrency=2, workers=1, on_result=lambda g, r: None)
+    # What is grown is the store, not the games: a stand-in executor finishes each game it is handed
+    # (real games of a grown tournament: the SIGKILL test below).
+    await run_pending(first.config, store, concurrency=2, executor=Instant(), on_result=lambda g, r: None)
     old_results, old_schedule = _finished_rows(db), _schedule_rows(db)
     assert len(old_results) == 24
 
@@ -70,8 +75,11 @@ async def test_an_entrant_added_to_a_finished_round_robin_plays_only_its_games_a
     assert "95% intervals: from ±" in shown.output and "run it again" in shown.output
     assert all(4 in game.seating for game in new), "only games with the new entrant are added"
     played: list[int] = []
-    await run_pending(grown.config, store, concurrency=2, workers=1, on_result=lambda g, r: played.append(g.index))
-    assert sorted(played) == list(range(24, 60))
+    executor = Instant()
+    await run_pending(
+        grown.config, store, concurrency=2, executor=executor, on_result=lambda g, r: played.append(g.index)
+    )
+    assert sorted(played) == sorted(executor.handed) == list(range(24, 60))
     after = _finished_rows(db)
     assert {game: after[game] for game in old_results} == old_results, "an old result changed"
     assert _schedule_rows(db)[:24] == old_schedule
@@ -211,10 +219,16 @@ def test_a_store_begun_before_growth_existed_resumes_and_reordered_entrants_resu
 
 @pytest.mark.slow
 def test_a_growth_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
-    """About 10 s: 24 games, then 36 new ones killed midway and resumed."""
+    """A few seconds: 6 games, then the 18 a fourth entrant adds, killed midway and resumed."""
+    passer = own_passer(tmp_path)
     db = tmp_path / "t.sqlite"
     head = HEAD + "concurrency = 2\n"
-    tournament(tmp_path, head, 4)
+    # The games before the growth are not what is tested: a stand-in executor finishes them here.
+    store = Store(db)
+    assert run_tournament(tournament(tmp_path, head, 3, bot=passer), store, executor=Instant()) == 6
+    store.close()
+    old = _finished_rows(db)
+    tournament(tmp_path, head, 4, bot=passer)
     toml = tmp_path / "t.toml"
     command = [
         sys.executable,
@@ -228,25 +242,22 @@ def test_a_growth_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_
         "--workers",
         "1",
     ]
-    assert subprocess.run(command, capture_output=True, text=True, timeout=120, check=False).returncode == 0
-    old = _finished_rows(db)
-    tournament(tmp_path, head, 5)
     runner = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
-    _wait_while_running(runner, db, 27)
+    _wait_while_running(runner, db, len(old) + 2)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
-    assert_no_bot_outlived_its_referee(TEST_BOTS / "passer")
+    assert_no_bot_outlived_its_referee(passer)
     before = _finished_rows(db)
-    assert 27 <= len(before) < 60, "the kill should land mid-growth"
+    assert len(old) + 2 <= len(before) < 24, "the kill should land mid-growth"
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert resumed.returncode == 0, resumed.stderr
     # The resumed referee swept whatever the killed one left: nothing at all remains.
-    assert wait_until_gone(TEST_BOTS / "passer") == []
-    assert f"{len(before)} of 60 games already recorded" in resumed.stdout
+    assert wait_until_gone(passer) == []
+    assert f"{len(before)} of 24 games already recorded" in resumed.stdout
     after = _finished_rows(db)
-    assert sorted(after) == list(range(60))
+    assert sorted(after) == list(range(24))
     for game, row in before.items():
         assert after[game] == row, f"game {game} was played again"
     assert {game: after[game] for game in old} == old
