@@ -2,7 +2,8 @@
 
 Pages: ``/`` (the leaderboard), ``/entrants/NAME``, ``/games/game-N.html``
 (the replay viewer, everything), ``/games/game-N.seat-S.html`` and
-``/games/N/stderr/S`` (the seat's owner only), ``/login``. API:
+``/games/N/stderr/S`` (the seat's owner only), ``/login``, ``/register``
+(with the host's invite code). API: ``POST /api/register``,
 ``/api/standings``, ``/api/entrants/NAME``, ``/api/games?entrant=NAME``,
 ``/api/entrants/NAME/versions/N/report`` (owner only) and ``POST
 /api/submissions`` (a tar archive as the body, the token as a bearer token).
@@ -33,8 +34,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ladder.cache import PageCache
 from ladder.guard import COOKIE, BodyTooLarge, Throttle, read_body, token_of
 from ladder.intake import save_upload
+from ladder.invites import InviteRefused, redeem_invite
 from ladder.loop import Ladder
-from ladder.store import EntrantRow, RateLimited
+from ladder.names import NAME_RULE, valid_name
+from ladder.store import EntrantRow, RateLimited, new_token
 from ladder.upload import UploadRefused, inspect_upload
 from ladder.views import entrant_view, fit_standings, game_views, rating_points, standings
 
@@ -53,6 +56,11 @@ _LOGIN_BYTES = 4096
 
 class _Challenge(msgspec.Struct, forbid_unknown_fields=True):
     opponents: list[str]
+
+
+class _Registration(msgspec.Struct, forbid_unknown_fields=True):
+    code: str
+    name: str
 
 
 def _environment() -> jinja2.Environment:
@@ -117,7 +125,8 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
         return page(
             "leaderboard.html.j2",
             title="Leaderboard",
-            rows=standings(store),
+            rows=standings(store, ladder.fit.rows if ladder.fit else None),
+            fit=ladder.fit,
             counts=store.counts(),
             paused=store.paused(),
             entrants=len(store.entrants()),
@@ -194,10 +203,53 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
         response.delete_cookie(COOKIE)
         return response
 
+    def register(request: Request, code: str, name: str) -> tuple[str, str] | tuple[None, str]:
+        """(token, name) of a new entrant, or (None, why not). Every refusal counts against the
+        client as a failed token attempt does, so codes cannot be guessed nor names probed at speed."""
+        if guard.blocked(client(request)):
+            return None, "too many failed attempts; wait a minute"
+        try:
+            if not valid_name(name):
+                raise InviteRefused(NAME_RULE)
+            token = new_token()
+            redeem_invite(store, code, name, token)
+        except InviteRefused as exc:
+            guard.failed(client(request))
+            return None, str(exc)
+        return token, name
+
+    async def register_form(request: Request) -> Response:
+        return page("register.html.j2", title="Register", refused=None, name="")
+
+    async def register_page(request: Request) -> Response:
+        try:
+            body = await read_body(request, _LOGIN_BYTES)
+        except BodyTooLarge:
+            return page("register.html.j2", 413, title="Register", refused="The form is too large.", name="")
+        form = parse_qs(body.decode("utf-8", "replace"))
+        code, name = ((form.get(key) or [""])[0].strip() for key in ("code", "name"))
+        token, said = register(request, code, name)
+        if token is None:
+            status = 429 if said.startswith("too many") else 400
+            return page("register.html.j2", status, title="Register", refused=said, name=name)
+        return page("registered.html.j2", title="Registered", name=said, token=token)
+
     # --- API ---------------------------------------------------------------------------
 
+    async def api_register(request: Request) -> Response:
+        try:
+            asked = msgspec.json.decode(await read_body(request, _LOGIN_BYTES), type=_Registration)
+        except BodyTooLarge as exc:
+            return _error(str(exc), 413)
+        except msgspec.DecodeError as exc:
+            return _error(f'send {{"code": "INVITE CODE", "name": "NAME"}}: {exc}', 400)
+        token, said = register(request, asked.code.strip(), asked.name.strip())
+        if token is None:
+            return _error(said, 429 if said.startswith("too many") else 400)
+        return _json({"entrant": said, "token": token, "page": f"/entrants/{said}"}, 201)
+
     async def api_standings(request: Request) -> Response:
-        return _json(standings(store))
+        return _json(standings(store, ladder.fit.rows if ladder.fit else None))
 
     async def api_fit(request: Request) -> Response:
         rows, versions = store.games(limit=-1), store.versions()
@@ -283,6 +335,9 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
         Route("/login", login_form, methods=["GET"]),
         Route("/login", login, methods=["POST"]),
         Route("/logout", logout, methods=["POST"]),
+        Route("/register", register_form, methods=["GET"]),
+        Route("/register", register_page, methods=["POST"]),
+        Route("/api/register", api_register, methods=["POST"]),
         Route("/api/standings", api_standings),
         Route("/api/standings/fit", api_fit),
         Route("/api/entrants/{name}", api_entrant),

@@ -1,4 +1,4 @@
-"""``famiglia ladder``: init, add-entrant, serve, submit, and the host's pause, resume, retire, requeue (docs/ladder.md).
+"""``famiglia ladder``: init, add-entrant, invite, serve, submit, and the host's pause, resume, retire, requeue (docs/ladder.md).
 
 Only Typer and the shared CLI helpers are imported at the top: the server
 (Starlette, Hypercorn, Trio), the client (httpx) and the store come in with
@@ -7,7 +7,6 @@ the command that uses them, so ``famiglia`` starts as fast as before.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -26,8 +25,6 @@ app = typer.Typer(
     no_args_is_help=True,
     cls=QuickHelp,
 )
-
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 
 
 @app.command("init")
@@ -55,10 +52,11 @@ def add_entrant_command(
 ) -> None:
     """Register an entrant and print its secret token, once: the ladder keeps only its hash."""
     from ladder.config import LadderPaths, load_ladder
+    from ladder.names import NAME_RULE, valid_name
     from ladder.store import LadderStore, new_token
 
-    if not _NAME.fullmatch(name):
-        fail(f"{name!r}: a name is 1 to 40 letters, digits, '_', '.' or '-', starting with a letter or digit")
+    if not valid_name(name):
+        fail(f"{name!r}: {NAME_RULE}")
     with user_errors():
         load_ladder(ladder)
         store = LadderStore(LadderPaths.beside(ladder).db)
@@ -67,6 +65,31 @@ def add_entrant_command(
         store.close()
     console.print(f"registered {name}; its token (shown only now, give it to the entrant):", highlight=False)
     typer.echo(token)
+
+
+@app.command("invite")
+def invite_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    uses: Annotated[int, typer.Option(help="how many entrants may register with it", min=1, max=10_000)] = 20,
+    days: Annotated[float, typer.Option(help="days until it expires", min=0.01, max=365)] = 14,
+    revoke: Annotated[bool, typer.Option("--revoke", help="instead: revoke every live code (one leaked)")] = False,
+) -> None:
+    """Make an invite code people register themselves with at /register; printed once, kept only as a hash."""
+    from ladder.invites import add_invite, revoke_invites
+    from ladder.store import new_token
+
+    if revoke:
+        with user_errors():
+            count = revoke_invites(_store(ladder))
+        console.print(f"revoked {count} invite codes; registered entrants stay", highlight=False)
+        return
+    with user_errors():
+        store = _store(ladder)
+        code = new_token()
+        add_invite(store, code, uses, days)
+        store.close()
+    console.print(f"an invite code for {uses} entrants, valid {days:g} days (shown only now):", highlight=False)
+    typer.echo(code)
 
 
 @app.command("serve")

@@ -44,10 +44,12 @@ class ChallengeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
 
 class RatingSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """``[ladder.rating]``: the OpenSkill prior every new version starts from."""
+    """``[ladder.rating]``: the OpenSkill prior every new version starts from, and how often the fit runs."""
 
     prior_mu: float = 25.0
     prior_sigma: Annotated[float, msgspec.Meta(gt=0)] = 25.0 / 3
+    fit_every: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 20
+    """Refit the Plackett-Luce standings after this many finished games (and once at start); 0: never."""
 
 
 class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -158,4 +160,5 @@ per_hour = 2                 # tables per entrant per hour (0: none)
 [ladder.rating]              # the OpenSkill prior of every new version
 prior_mu = 25.0
 prior_sigma = 8.333
+fit_every = 20               # refit the Plackett-Luce standings every N games (0: never)
 """

@@ -13,16 +13,19 @@ each store call is whole and no two interleave.
 
 from __future__ import annotations
 
+import datetime
 import random
 import traceback
 from pathlib import Path
 
+import msgspec
 import trio
 
 from ladder.config import LadderConfig, LadderPaths
 from ladder.intake import Verdict, check_submission, ready_bot
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
 from ladder.store import EntrantRow, LadderStore
+from ladder.views import FitStanding, fit_standings
 from protocol.untrusted import bounded, terminal_text
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.match import MatchSpec
@@ -31,10 +34,18 @@ from referee.private import make_private_dirs
 from referee.settings import RefereeSettings
 from tournaments.config.sections import referee_settings
 
-__all__ = ["Ladder"]
+__all__ = ["Fit", "Ladder"]
 
 _IDLE_S = 0.5
 """How long a player waits before looking again when there is nothing to play (too few active versions)."""
+
+
+class Fit(msgspec.Struct, frozen=True, kw_only=True):
+    """The latest scheduled Plackett-Luce fit: its rows, when it was made, and over how many games."""
+
+    rows: list[FitStanding]
+    fitted: str
+    games: int
 
 
 class Ladder:
@@ -53,6 +64,10 @@ class Ladder:
         self._tables = 0
         self._queue_in, self._queue_out = trio.open_memory_channel[int](10_000)
         self._changed = trio.Event()
+        self.fit: Fit | None = None
+        """The latest scheduled fit, replaced whole when a new one is done (readers never see half of one)."""
+        self._since_fit = 0
+        self._fit_due = trio.Event()
 
     # --- submissions -------------------------------------------------------------
 
@@ -167,6 +182,31 @@ class Ladder:
             traceback.print_exc()
             return
         self.store.finish(game, record)
+        self.count_for_fit()
+
+    def count_for_fit(self) -> None:
+        """One more finished game: wake the refitter once ``fit_every`` of them came in since its last fit."""
+        self._since_fit += 1
+        if self.config.rating.fit_every and self._since_fit >= self.config.rating.fit_every:
+            self._fit_due.set()
+
+    async def _refitter(self) -> None:
+        """Refit whenever ``fit_every`` games finished since the last fit, and once at start.
+
+        The fit is CPU-bound and grows with the ladder: it runs in a worker thread on rows read here
+        beforehand (the store's connection stays on the Trio thread), so pages are served meanwhile.
+        """
+        if not self.config.rating.fit_every:
+            return
+        while True:
+            self._since_fit = 0
+            self._fit_due = trio.Event()
+            rows, versions = self.store.games(limit=-1), self.store.versions()
+            fitted = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+            if rows:
+                ranked = await trio.to_thread.run_sync(fit_standings, rows, versions)
+                self.fit = Fit(rows=ranked, fitted=fitted, games=len(rows))
+            await self._fit_due.wait()
 
     # --- the whole -----------------------------------------------------------------
 
@@ -192,6 +232,7 @@ class Ladder:
         with trio.CancelScope() as done:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._check_submissions)
+                nursery.start_soon(self._refitter)
                 for _ in range(self.config.concurrency):
                     nursery.start_soon(self._player, done)
 

@@ -106,6 +106,12 @@ CREATE TABLE IF NOT EXISTS seat (
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS seat_version ON seat(version);
+CREATE TABLE IF NOT EXISTS invite (
+    code_hash TEXT PRIMARY KEY,
+    uses_left INTEGER NOT NULL,
+    expires_at REAL NOT NULL,
+    created TEXT NOT NULL
+);
 """
 
 
@@ -197,6 +203,10 @@ class LadderStore:
         self.db.close()
 
     def _transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    def transaction(self) -> _Transaction:
+        """BEGIN IMMEDIATE ... COMMIT, for modules that keep tables of their own here (ladder.invites)."""
         return _Transaction(self.db)
 
     def deal_key(self) -> bytes:

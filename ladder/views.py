@@ -39,6 +39,8 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
     """mu -/+ 2 sigma: where the version's skill lies with about 95% belief."""
     games: int
     last_submission: str
+    fitted: FitStanding | None = None
+    """The version's place in the server's latest scheduled Plackett-Luce fit (None before one covers it)."""
 
 
 class VersionView(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,8 +90,9 @@ class EntrantView(msgspec.Struct, frozen=True, kw_only=True):
     """The active version's mu after each of its games."""
 
 
-def standings(store: LadderStore) -> list[Standing]:
-    """The active versions, best first."""
+def standings(store: LadderStore, fit: list[FitStanding] | None = None) -> list[Standing]:
+    """The active versions, best first; each with its figures from ``fit`` (the latest scheduled fit) if there."""
+    fitted = {(row.entrant, row.version): row for row in fit or []}
     active = sorted(store.versions(states=("active",)), key=lambda v: -v.ordinal)
     latest: dict[str, str] = {}
     for version in store.versions():
@@ -105,6 +108,7 @@ def standings(store: LadderStore) -> list[Standing]:
             high=round(v.mu + 2 * v.sigma, 2),
             games=v.games,
             last_submission=latest[v.entrant],
+            fitted=fitted.get((v.entrant, v.number)),
         )
         for rank, v in enumerate(active, start=1)
     ]

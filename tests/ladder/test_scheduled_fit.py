@@ -1,0 +1,111 @@
+"""The scheduled Plackett-Luce fit: made off the event loop, shown on the leaderboard beside the live rating."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import httpx
+import msgspec
+import pytest
+import trio
+
+import ladder.loop
+from ladder.store import LadderStore
+from ladder.views import FitStanding
+from tests.ladder.server import running_server
+
+
+def _finished_games(store: LadderStore, count: int) -> None:
+    """``count`` finished 3-seat games among ann, bob and cat, written as the loop would leave them
+    (no bots played: the fit reads only seats and ranks). ann always wins, cat always loses."""
+    ids = []
+    for name in ("ann", "bob", "cat"):
+        entrant = store.entrant(name)
+        assert entrant is not None
+        version = store.add_version(entrant.id, "0" * 64, (25.0, 25 / 3), per_hour=5)
+        store.decide(version.id, accepted=True, reason="", report="")
+        ids.append(version.id)
+    with store.transaction():
+        table = store.db.execute("INSERT INTO tbl (seed, members) VALUES (1, ?)", (msgspec.json.encode(ids),))
+        for _ in range(count):
+            game = store.db.execute(
+                "INSERT INTO game (tbl, seating, state, finished) VALUES (?, ?, 'done', '2026-01-01T00:00:00')",
+                (table.lastrowid, msgspec.json.encode(ids)),
+            )
+            for seat, version_id in enumerate(ids):
+                store.db.execute(
+                    "INSERT INTO seat VALUES (?, ?, ?, ?, 0, NULL, NULL, 25.0)",
+                    (game.lastrowid, seat, version_id, seat),
+                )
+
+
+async def _page(http: httpx.AsyncClient, attempt: int) -> str:
+    answer = await http.get(f"/?fresh={attempt}")  # a new address each time: past the one-second page cache
+    assert answer.status_code == 200
+    return answer.text
+
+
+async def test_the_leaderboard_shows_the_fit_made_once_games_finished(tmp_path: Path) -> None:
+    async with (
+        running_server(tmp_path, ("ann", "bob", "cat")) as server,
+        httpx.AsyncClient(base_url=server.url) as http,
+    ):
+        assert "no fit yet" in await _page(http, 0)
+        _finished_games(server.ladder.store, 8)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.ladder._refitter)
+            with trio.fail_after(60):
+                while server.ladder.fit is None:
+                    await trio.sleep(0.02)
+            nursery.cancel_scope.cancel()
+        fit = server.ladder.fit
+        assert fit.games == 8 and [row.entrant for row in fit.rows] == ["ann", "bob", "cat"]
+        text = await _page(http, 1)
+        assert f"made {fit.fitted} over 8 games" in text
+        best = fit.rows[0]
+        assert f'{best.rating:.0f}</td><td class="num">{best.lower:.0f} to {best.upper:.0f}' in text
+        shown = (await http.get("/api/standings")).json()
+        assert shown[0]["fitted"]["rating"] == best.rating
+
+
+async def test_a_fit_in_progress_does_not_hold_up_a_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow_fit(*args: object) -> list[FitStanding]:
+        started.set()
+        release.wait(60)  # a fit of a large ladder, held until the page was served
+        return []
+
+    monkeypatch.setattr(ladder.loop, "fit_standings", slow_fit)
+    async with (
+        running_server(tmp_path, ("ann", "bob", "cat")) as server,
+        httpx.AsyncClient(base_url=server.url, timeout=10) as http,
+    ):
+        _finished_games(server.ladder.store, 3)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.ladder._refitter)
+            with trio.fail_after(30):
+                while not started.is_set():
+                    await trio.sleep(0.02)
+                assert "no fit yet" in await _page(http, 2)  # served while the fit still runs
+            release.set()
+            with trio.fail_after(30):
+                while server.ladder.fit is None:
+                    await trio.sleep(0.02)
+            nursery.cancel_scope.cancel()
+
+
+def test_the_twentieth_finished_game_asks_for_a_refit(tmp_path: Path) -> None:
+    from ladder.config import LadderPaths, load_ladder
+    from tests.ladder.helpers import write_ladder
+
+    path = write_ladder(tmp_path)
+    loop = ladder.loop.Ladder(load_ladder(path), LadderPaths.beside(path))
+    assert loop.config.rating.fit_every == 20  # the default
+    for _ in range(19):
+        loop.count_for_fit()
+    assert not loop._fit_due.is_set()
+    loop.count_for_fit()
+    assert loop._fit_due.is_set()
