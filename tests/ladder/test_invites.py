@@ -112,3 +112,24 @@ def test_the_host_s_invite_command_prints_a_code_once_and_revokes(tmp_path: Path
     assert len(code) >= 40 and code not in ladder.with_suffix(".sqlite").read_bytes().decode("latin-1")
     revoked = famiglia("ladder", "invite", str(ladder), "--revoke")
     assert revoked.returncode == 0 and "revoked 1" in revoked.stdout
+
+
+def test_a_careless_host_s_invite_options_are_one_line_each_and_write_no_code(tmp_path: Path) -> None:
+    from tests.ladder.conftest import famiglia
+    from tests.ladder.helpers import write_ladder
+
+    ladder = write_ladder(tmp_path)
+    for options, said in [
+        (["--uses", "0"], "'--uses'"),
+        (["--uses", "abc"], "'--uses'"),
+        (["--days", "-1"], "'--days'"),
+        (["--days", "0"], "'--days'"),
+    ]:
+        run = famiglia("ladder", "invite", str(ladder), *options)
+        lines = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
+        assert run.returncode == 2 and len(lines) == 1 and said in lines[0], (options, lines)
+        assert "Traceback" not in run.stdout + run.stderr
+    missing = famiglia("ladder", "invite", str(tmp_path / "nothere.toml"))
+    assert missing.returncode == 2 and "famiglia ladder init" in missing.stdout + missing.stderr
+    # Nothing was made: not even the ladder's store.
+    assert not ladder.with_suffix(".sqlite").exists()
