@@ -1,7 +1,13 @@
 """Who plays next: pure choices over the active versions, no I/O.
 
-A table is chosen around the version that most needs games: the one with the
-fewest (ties broken by the widest interval, then by chance). Half of the other
+A table is chosen around the version that most needs games. A version still
+in its warm-up (fewer than ``WARMUP_GAMES``) comes first, the fewest games
+first, so a new submission is placed at once whatever prior the host chose.
+After that the version whose rating is least certain comes first: the widest
+interval (OpenSkill's sigma), ties broken by fewer games, then by chance. So
+games go where they teach the standings most, not round and round the field
+to keep game counts even: a version whose rating has settled plays less often
+as the neediest, and still fills other tables' seats. Half of the other
 seats go to the versions rated closest to it, so the top bots keep meeting
 each other, and the rest are drawn at random from the field, so every version
 also meets the others and ratings stay connected. The table is then played in
@@ -18,7 +24,10 @@ import msgspec
 
 from tournaments.schedule import williams_design
 
-__all__ = ["Candidate", "choose_table", "table_seatings", "table_size"]
+__all__ = ["WARMUP_GAMES", "Candidate", "choose_table", "neediest", "table_seatings", "table_size"]
+
+WARMUP_GAMES = 12
+"""Games a new version plays first as the neediest: two tables of three in every seating."""
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,13 +45,23 @@ def table_size(sizes: Sequence[int], available: int, turn: int) -> int | None:
     return fitting[turn % len(fitting)]
 
 
-def choose_table(candidates: Sequence[Candidate], size: int, rng: random.Random) -> list[int]:
+def neediest(candidates: Sequence[Candidate], warmup: int = WARMUP_GAMES) -> Candidate:
+    """The version the next table is dealt around; the first of equals in ``candidates`` order."""
+    warming = [c for c in candidates if c.games < warmup]
+    if warming:
+        return min(warming, key=lambda c: (c.games, -c.sigma))
+    return max(candidates, key=lambda c: (c.sigma, -c.games))
+
+
+def choose_table(
+    candidates: Sequence[Candidate], size: int, rng: random.Random, *, warmup: int = WARMUP_GAMES
+) -> list[int]:
     """``size`` distinct version ids for the next table, the neediest version first."""
     if size > len(candidates):
         raise ValueError(f"{len(candidates)} active versions cannot fill a table of {size}")
     shuffled = list(candidates)
     rng.shuffle(shuffled)  # ties below are broken by chance, not by id
-    needy = min(shuffled, key=lambda c: (c.games, -c.sigma))
+    needy = neediest(shuffled, warmup)
     rest = [c for c in shuffled if c.version != needy.version]
     close = sorted(rest, key=lambda c: abs(c.mu - needy.mu))[: (size - 1) // 2]
     field = [c for c in rest if c not in close]
