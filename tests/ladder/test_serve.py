@@ -15,15 +15,20 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def test_the_accepted_bots_are_ranked_with_games_and_the_broken_one_is_not(served: Served) -> None:
-    rows = standings(served.url)
+    everyone = standings(served.url)
+    assert [row["rank"] for row in everyone] == list(range(1, len(everyone) + 1))
+    # The served ladder is shared: on this worker dan's resubmission (another test) may have come first.
+    # Its rejected version 1 is never ranked either way.
+    assert not any(row["entrant"] == "dan" and row["version"] == 1 for row in everyone)
+    resubmitted = any(row["entrant"] == "dan" for row in everyone)
+    rows = [row for row in everyone if row["entrant"] != "dan"]
     assert sorted(row["entrant"] for row in rows) == ["ann", "bob", "cat"]
-    assert [row["rank"] for row in rows] == [1, 2, 3]
     assert all(row["games"] >= 3 and row["low"] < row["mu"] < row["high"] for row in rows)
     fit = httpx.get(f"{served.url}/api/standings/fit", timeout=60).json()
     assert {row["entrant"] for row in fit} >= {"ann", "bob", "cat"}
     assert all(row["lower"] < row["rating"] < row["upper"] for row in fit)
     page = httpx.get(served.url + "/", timeout=30).text
-    assert all(name in page for name in ("ann", "bob", "cat")) and ">dan<" not in page
+    assert all(name in page for name in ("ann", "bob", "cat")) and (resubmitted or ">dan<" not in page)
 
 
 def test_only_the_owner_of_a_rejected_version_reads_why(served: Served) -> None:
