@@ -7,6 +7,7 @@ Pages: ``/`` (the leaderboard), ``/entrants/NAME``, ``/games/game-N.html``
 ``/api/standings``, ``/api/entrants/NAME``, ``/api/games?entrant=NAME``,
 ``/api/entrants/NAME/versions/N/report`` (owner only) and ``POST
 /api/submissions`` (a tar archive as the body, the token as a bearer token).
+The host's ``/admin`` pages and ``/api/admin/...`` are in ``ladder.admin``.
 
 What a reader may not see answers 404 exactly as what does not exist, so a
 stranger learns nothing from the difference. Everything an entrant or a bot
@@ -31,6 +32,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ladder.admin import admin_routes
 from ladder.cache import PageCache
 from ladder.guard import COOKIE, BodyTooLarge, Throttle, read_body, token_of
 from ladder.intake import save_upload
@@ -345,6 +347,7 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
         Route("/api/games", api_games),
         Route("/api/submissions", api_submit, methods=["POST"]),
         Route("/api/challenges", api_challenge, methods=["POST"]),
+        *admin_routes(ladder, guard, page, _json),
     ]
     return Starlette(routes=routes, middleware=[Middleware(_Cached, cache=PageCache())])
 
@@ -357,7 +360,7 @@ class _Cached:
         self.cache = cache
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "GET" or _carries_token(scope):
+        if scope["type"] != "http" or scope["method"] != "GET" or _carries_token(scope) or _is_admin(scope):
             await self.app(scope, receive, send)
             return
         key = scope["path"] + "?" + scope.get("query_string", b"").decode("latin-1")
@@ -389,3 +392,9 @@ def _carries_token(scope: Scope) -> bool:
         if name == b"authorization" or (name == b"cookie" and COOKIE.encode() in value):
             return True
     return False
+
+
+def _is_admin(scope: Scope) -> bool:
+    """The host's pages are never kept: the admin's page holds its CSRF token, and is the host's alone."""
+    path = str(scope["path"])
+    return path == "/admin" or path.startswith(("/admin/", "/api/admin/"))

@@ -2,7 +2,8 @@
 
 - ``token_of``: the bearer token of a request (``Authorization: Bearer T``,
   for scripts) or its login cookie (for the pages); never a query parameter,
-  which would end in logs and browser histories.
+  which would end in logs and browser histories. ``bearer_of``: the header
+  alone (the admin API takes nothing else).
 - ``Throttle``: per client address, a window of failed token attempts; past
   the limit every request with a token is answered 429 until the window
   moves on, so tokens cannot be guessed at speed.
@@ -18,7 +19,7 @@ from collections import deque
 
 from starlette.requests import Request
 
-__all__ = ["COOKIE", "BodyTooLarge", "Throttle", "read_body", "token_of"]
+__all__ = ["COOKIE", "BodyTooLarge", "Throttle", "bearer_of", "client_of", "read_body", "token_of"]
 
 COOKIE = "ladder_token"
 
@@ -27,13 +28,23 @@ class BodyTooLarge(ValueError):
     """A request body over the bound."""
 
 
-def token_of(request: Request) -> str | None:
+def bearer_of(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer T`` header only: what scripts send."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
+    return None
+
+
+def token_of(request: Request) -> str | None:
     cookie = request.cookies.get(COOKIE)
-    return cookie or None
+    return bearer_of(request) or cookie or None
+
+
+def client_of(request: Request) -> str:
+    """The address the throttle counts a request's failures against: the connection's."""
+    return request.client.host if request.client else "?"
 
 
 class Throttle:
