@@ -100,26 +100,38 @@ def serve_command(
     stop_after: Annotated[
         int | None, typer.Option(help="stop after this many games (trials and benchmarks); default: never", min=1)
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(help="local (in this process) or dask (a Dask cluster; needs --scheduler); default: the file's"),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="the Dask scheduler's address, tcp://HOST:8786 or tls://HOST:8786 (default: the file's)"),
+    ] = None,
 ) -> None:
     """Run the ladder: the web pages, the API and the match loop, until Ctrl-C.
 
-    Games are played in this process (no --executor dask for ladders yet; docs/ladder.md).
+    Games are played in this process, or on a Dask cluster with --executor dask (docs/ladder.md).
     """
     import trio
 
     from ladder.config import LadderPaths, load_ladder
+    from ladder.player_choice import choose_player
     from ladder.serve import serve_ladder
 
     with user_errors():
         config = load_ladder(ladder)
         paths = LadderPaths.beside(ladder)
+        player = choose_player(config, paths, executor or config.executor, scheduler or config.scheduler)
 
     def announce(line: str) -> None:
         console.print(shown(line), highlight=False, soft_wrap=True)
 
     with exit_on_interrupt("stopped: games in play are played again at the next start"), user_errors():
         played = trio.run(
-            lambda: serve_ladder(config, paths, host=host, port=port, stop_after=stop_after, announce=announce)
+            lambda: serve_ladder(
+                config, paths, host=host, port=port, stop_after=stop_after, announce=announce, player=player
+            )
         )
     console.print(f"stopped after {played} games", highlight=False)
 
@@ -210,6 +222,23 @@ def requeue_command(
     with user_errors():
         _store(ladder).requeue(game)
     console.print(f"game {game} is queued to be played again", highlight=False)
+
+
+@app.command("admin-token")
+def admin_token_command(ladder: Annotated[Path, typer.Argument(help="the ladder file")]) -> None:
+    """Make the token of the admin page (/admin) and print it once; the token made before stops working."""
+    from ladder.config import LadderPaths, load_ladder
+    from ladder.store import LadderStore, new_token
+
+    with user_errors():
+        load_ladder(ladder)
+        # Made here when missing, as add-entrant does: the host may want the page before the first entrant.
+        store = LadderStore(LadderPaths.beside(ladder).db)
+        token = new_token()
+        store.set_admin_token(token)
+        store.close()
+    console.print("the admin token, for /admin/login and the admin API (shown only now):", highlight=False)
+    typer.echo(token)
 
 
 @app.command("standings")

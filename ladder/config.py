@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -62,6 +62,9 @@ class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         default_factory=lambda: [3]
     )
     concurrency: Annotated[int, msgspec.Meta(ge=1, le=256)] = 2
+    executor: Literal["local", "dask"] = "local"
+    """Who plays the games: this process, or the Dask cluster at ``scheduler`` (--executor and --scheduler win)."""
+    scheduler: str | None = None
     illegal_action: IllegalActionPolicy = "forfeit"
     time: TimeSection = TimeSection()
     sandbox: SandboxSection = SandboxSection()
@@ -135,6 +138,8 @@ name = "club ladder"
 game = "vendetta"            # vendetta | sicilianos
 table_sizes = [3]            # seats per table; several sizes are played in turn
 concurrency = 2              # games at once
+executor = "local"           # local (this process) or dask (a Dask cluster, docs/ladder.md)
+# scheduler = "tcp://HOST:8786"   # the Dask scheduler, for executor = "dask"
 illegal_action = "forfeit"   # or "pass"
 
 [ladder.variants]            # the game's variants (README.md lists them)

@@ -5,7 +5,9 @@ the last run: games that were being played go back to pending (their partial
 replays removed) and are played again; submissions that were queued or being
 checked are checked again. Then one task checks submissions, one at a time,
 and ``concurrency`` tasks play games: each takes the oldest pending game, or
-deals a new table (``ladder.matchmaking``) when none is pending.
+deals a new table (``ladder.matchmaking``) when none is pending, and hands it
+to the game player (``ladder.players``: in this process, or on a Dask
+cluster), then records what came back.
 
 Everything that touches the store runs on the Trio thread, between awaits, so
 each store call is whole and no two interleave.
@@ -24,12 +26,12 @@ import trio
 from ladder.config import LadderConfig, LadderPaths
 from ladder.intake import Verdict, check_submission, ready_bot
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
+from ladder.players import GamePlayer, LocalPlayer, NotPlayed, RefereeFailed, Seat
 from ladder.store import EntrantRow, LadderStore
 from ladder.views import FitStanding, fit_standings
 from protocol.untrusted import bounded, terminal_text
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.match import MatchSpec
-from referee.play import play_match
 from referee.private import make_private_dirs
 from referee.settings import RefereeSettings
 from tournaments.config.sections import referee_settings
@@ -51,11 +53,20 @@ class Fit(msgspec.Struct, frozen=True, kw_only=True):
 class Ladder:
     """One ladder's store, bots and loops; the web app reads and writes through it."""
 
-    def __init__(self, config: LadderConfig, paths: LadderPaths, *, stop_after: int | None = None) -> None:
+    def __init__(
+        self,
+        config: LadderConfig,
+        paths: LadderPaths,
+        *,
+        stop_after: int | None = None,
+        player: GamePlayer | None = None,
+    ) -> None:
         self.config = config
         self.paths = paths
         self.store = LadderStore(paths.db)
         self.settings: RefereeSettings = referee_settings(config.time, config.sandbox, config.illegal_action)
+        self.player: GamePlayer = player if player is not None else LocalPlayer(self.settings)
+        """Who plays each game: in this process, or on a Dask cluster (``ladder.dask_player``)."""
         self.bots: dict[int, BotSpec] = {}
         """Ready-to-start bots of the active versions, by version id."""
         self.played = 0
@@ -74,6 +85,11 @@ class Ladder:
     def enqueue(self, version: int) -> None:
         """Have a recorded version checked (the web app calls this after storing an upload)."""
         self._queue_in.send_nowait(version)
+
+    def wake(self) -> None:
+        """Have idle players look for a game now (the admin page resumed the ladder or requeued a game),
+        instead of at their next idle timeout."""
+        self._changed.set()
 
     async def _check_submissions(self) -> None:
         async for version_id in self._queue_out:
@@ -94,6 +110,7 @@ class Ladder:
                 for old in [v for v in self.bots if self.store.version(v).state != "active"]:
                     del self.bots[old]
                 self.bots[version_id] = spec
+                self.player.keep({self.store.version(v).digest for v in self.bots})
                 self._changed.set()
 
     # --- games ---------------------------------------------------------------------
@@ -159,30 +176,43 @@ class Ladder:
 
     async def _player(self, done: trio.CancelScope) -> None:
         while True:
+            # While the cluster is away, games stay pending (shown so) instead of running nowhere.
+            await self.player.ready()
             started = self.next_game()
             if started is None:
                 with trio.move_on_after(_IDLE_S):
                     await self._changed.wait()
                 self._changed = trio.Event()
                 continue
-            await self._play(*started)
+            if not await self._play(*started):
+                continue
             self.played += 1
             if self.stop_after is not None and self.played >= self.stop_after:
                 done.cancel()
 
-    async def _play(self, game: int, seed: int, seating: list[int]) -> None:
+    async def _play(self, game: int, seed: int, seating: list[int]) -> bool:
+        """Play ``game`` and record it; False when it went back to pending, unplayed (its cluster went away)."""
         spec = MatchSpec(game=self.config.game, seed=seed, variants=self.config.variants, match=f"ladder-{game}")
         replay = self.replay_path(game)
+        seats = [Seat(version=v, digest=self.store.version(v).digest, bot=self.bots[v]) for v in seating]
         try:
-            record = await play_match(spec, [self.bots[v] for v in seating], self.settings, replay_path=replay)
+            record = await self.player.play(spec, seats, replay)
+        except NotPlayed:
+            self._clear_attempt(game)
+            self.store.put_back(game)
+            return False
         except (OSError, MemoryError):
             raise  # the machine's fault, not the game's: stop, and the restart plays it again
+        except RefereeFailed as exc:  # the harness failed it on a worker: its line, recorded as is
+            self.store.fail(game, bounded(str(exc), 300))
+            return True
         except Exception as exc:  # noqa: BLE001  # an unexpected error costs this game only, recorded with it
             self.store.fail(game, bounded(f"{type(exc).__name__}: {exc}", 300))
             traceback.print_exc()
-            return
+            return True
         self.store.finish(game, record)
         self.count_for_fit()
+        return True
 
     def count_for_fit(self) -> None:
         """One more finished game: wake the refitter once ``fit_every`` of them came in since its last fit."""

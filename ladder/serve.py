@@ -18,6 +18,7 @@ from hypercorn.trio import serve as hypercorn_serve
 from ladder.app import make_app
 from ladder.config import LadderConfig, LadderPaths
 from ladder.loop import Ladder
+from ladder.players import GamePlayer
 from tournaments.store import hold_store
 
 __all__ = ["serve_ladder"]
@@ -31,11 +32,15 @@ async def serve_ladder(
     port: int,
     stop_after: int | None = None,
     announce: Callable[[str], None] = print,
+    player: GamePlayer | None = None,
 ) -> int:
-    """Serve until cancelled (Ctrl-C) or, with ``stop_after``, until that many games were played; games played."""
+    """Serve until cancelled (Ctrl-C) or, with ``stop_after``, until that many games were played; games played.
+
+    ``player``: who plays the games (``ladder.player_choice.choose_player``); default: this process.
+    """
     lock = hold_store(paths.db)
     try:
-        ladder = Ladder(config, paths, stop_after=stop_after)
+        ladder = Ladder(config, paths, stop_after=stop_after, player=player)
         web = Config()
         web.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         web.accesslog = None
@@ -47,4 +52,9 @@ async def serve_ladder(
                 announce(f"serving {config.name!r} on {bind}")
         return ladder.played
     finally:
-        lock.release()
+        try:
+            if player is not None:
+                with trio.CancelScope(shield=True):
+                    await player.close()
+        finally:
+            lock.release()

@@ -30,10 +30,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EntrantRow",
+    "FailedGame",
     "GameRow",
     "LadderStore",
     "RateLimited",
     "SeatRow",
+    "Unknown",
     "VersionRow",
     "VersionState",
     "hash_token",
@@ -119,6 +121,10 @@ class RateLimited(ValueError):
     """An entrant sent more submissions than the ladder takes per hour."""
 
 
+class Unknown(ValueError):
+    """The host named an entrant or a game the ladder does not have (the admin API answers 404 to it)."""
+
+
 class EntrantRow(msgspec.Struct, frozen=True, kw_only=True):
     id: int
     name: str
@@ -165,6 +171,15 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
     ended_by: str | None
     replay: str | None
     seats: list[SeatRow]
+
+
+class FailedGame(msgspec.Struct, frozen=True, kw_only=True):
+    """A game the harness failed to referee, for the host to play again."""
+
+    id: int
+    table: int
+    finished: str | None
+    error: str
 
 
 def new_token() -> str:
@@ -386,6 +401,11 @@ class LadderStore:
             self.db.execute("UPDATE game SET state = 'pending' WHERE state = 'running'")
         return ids
 
+    def put_back(self, game_id: int) -> None:
+        """A running game that could not be played now (its cluster went away) is pending again, played later."""
+        with self._transaction():
+            self.db.execute("UPDATE game SET state = 'pending' WHERE id = ? AND state = 'running'", (game_id,))
+
     def start_next(self) -> tuple[int, int, list[int]] | None:
         """The next pending game (a challenge's first, else the oldest), now running: (game id, deal seed,
         seating); None when none is pending."""
@@ -399,7 +419,7 @@ class LadderStore:
             self.db.execute("UPDATE game SET state = 'running' WHERE id = ?", (row[0],))
         return row[0], row[1], msgspec.json.decode(row[2], type=list[int])
 
-    # --- the host's controls (famiglia ladder pause, resume, retire, requeue) ------------
+    # --- the host's controls (famiglia ladder pause, resume, retire, requeue; the admin page) ---
 
     def paused(self) -> bool:
         row = self.db.execute("SELECT value FROM setting WHERE key = 'paused'").fetchone()
@@ -423,6 +443,8 @@ class LadderStore:
                 (name,),
             ).fetchone()
             if row is None:
+                if self.entrant(name) is None:
+                    raise Unknown(f"there is no entrant named {name!r}")
                 raise ValueError(f"{name!r} has no active version to retire")
             self.db.execute("UPDATE version SET state = 'retired' WHERE id = ?", (row[0],))
             self._cancel_pending([row[0]])
@@ -433,10 +455,31 @@ class LadderStore:
         with self._transaction():
             row = self.db.execute("SELECT state FROM game WHERE id = ?", (game_id,)).fetchone()
             if row is None:
-                raise ValueError(f"there is no game {game_id}")
+                raise Unknown(f"there is no game {game_id}")
             if row[0] != "failed":
                 raise ValueError(f"game {game_id} is {row[0]}; only a failed game is played again")
             self.db.execute("UPDATE game SET state = 'pending', error = NULL, finished = NULL WHERE id = ?", (game_id,))
+
+    def failed_games(self, limit: int = 100) -> list[FailedGame]:
+        """The games the harness failed to referee, newest first: what ``requeue`` takes."""
+        rows = self.db.execute(
+            "SELECT id, tbl, finished, COALESCE(error, '') FROM game WHERE state = 'failed' ORDER BY id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [FailedGame(id=g, table=t, finished=f, error=e) for g, t, f, e in rows]
+
+    def set_admin_token(self, token: str) -> None:
+        """Keep the hash of the admin page's token; the token it replaces stops working at once."""
+        with self._transaction():
+            self.db.execute("INSERT OR REPLACE INTO setting VALUES ('admin_token_hash', ?)", (hash_token(token),))
+
+    def is_admin_token(self, token: str) -> bool:
+        """Whether ``token`` is the admin token, compared in constant time; False while the host made none.
+
+        Only this one hash is compared: an entrant's token, kept in another table, never matches.
+        """
+        row = self.db.execute("SELECT value FROM setting WHERE key = 'admin_token_hash'").fetchone()
+        return row is not None and hmac.compare_digest(str(row[0]), hash_token(token))
 
     def counts(self) -> dict[str, int]:
         """How many games are in each state."""

@@ -69,7 +69,7 @@ from tournaments.executors.installed import installed_famiglia
 from tournaments.playing import replays_folder
 from tournaments.schedule import ScheduledGame
 
-__all__ = ["DaskExecutor", "DaskUnreachable", "WrongFamiglia", "ship_entrants"]
+__all__ = ["DaskExecutor", "DaskUnreachable", "WrongFamiglia", "quiet_dask_logs", "ship_entrants"]
 
 _REFRESH_S = 2.0  # how often the window follows the cluster's size
 _WAITING_REFRESH_S = 0.2  # how often while the scheduler has no workers: the first to join is said at once
@@ -119,7 +119,7 @@ class DaskExecutor:
 
     async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
         # The client's own log lines (reconnecting, closing) would cut through the progress display.
-        _quiet_dask_logs()
+        quiet_dask_logs()
         entrants, packages = await trio.to_thread.run_sync(ship_entrants, work)
         famiglia = await trio.to_thread.run_sync(installed_famiglia)
         setup = msgspec.msgpack.encode(DaskSetup(work=work, entrants=entrants, famiglia=famiglia))
@@ -137,7 +137,7 @@ class DaskExecutor:
     def check_reachable(self) -> None:
         """Before a store is touched: DaskUnreachable within seconds when the scheduler does not answer,
         WrongFamiglia when one of its workers runs another famiglia than this host."""
-        _quiet_dask_logs()
+        quiet_dask_logs()
         client = self._connect()
         try:
             check_workers(client)
@@ -151,7 +151,7 @@ class DaskExecutor:
         return connect_client(self.scheduler, self.connect_timeout_s)
 
 
-def _quiet_dask_logs() -> None:
+def quiet_dask_logs() -> None:
     """Silence the client's log lines (reconnecting, closing): they would cut through the progress display,
     and a lost scheduler is one line of ours. Dask's logging setup gives some of its loggers levels of their own."""
     for name in ["distributed", *logging.root.manager.loggerDict]:

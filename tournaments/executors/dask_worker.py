@@ -17,10 +17,14 @@ bytes: each game's outcome and its replay's files, which the host writes.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import TypeVar, TypeVarTuple
 
 import msgspec
 import trio
@@ -35,7 +39,18 @@ from tournaments.executors.installed import InstalledFamiglia, WrongFamiglia, fa
 from tournaments.playing import play_scheduled, replay_path
 from tournaments.schedule import ScheduledGame
 
-__all__ = ["DaskAnswer", "DaskSetup", "NoReferee", "TournamentPlugin", "decode_answers", "encode_answers", "play_games"]
+__all__ = [
+    "DaskAnswer",
+    "DaskSetup",
+    "NoReferee",
+    "RefereeThread",
+    "TournamentPlugin",
+    "clear_replay",
+    "decode_answers",
+    "encode_answers",
+    "play_games",
+    "stop_profiler",
+]
 
 
 class DaskSetup(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,6 +70,9 @@ class DaskAnswer(msgspec.Struct, frozen=True, kw_only=True):
     worker: str = ""
 
 
+T = TypeVar("T")
+Args = TypeVarTuple("Args")
+
 _answer_encoder = msgspec.msgpack.Encoder()
 _answers_decoder = msgspec.msgpack.Decoder(list[DaskAnswer])
 
@@ -72,20 +90,19 @@ class NoReferee(RuntimeError):
     """This Dask worker has no referee for the tournament (its plugin's setup failed): a fault of the worker, not of a game."""
 
 
-class WorkerReferee:
-    """A Trio loop in a thread of its own, with the worker's bot pool; games are run in it from task threads."""
+class RefereeThread:
+    """A Trio loop in a thread of its own, for as long as a Dask worker process lives; coroutines are run
+    in it from the worker's task threads, so every bot process is spawned by that one thread.
 
-    def __init__(self, setup: DaskSetup, packages: dict[str, bytes], address: str) -> None:
-        self.setup = setup
-        self.packages = packages
-        self.address = address
+    ``_resources`` is what the loop holds open while it runs (a tournament's warm pool of bot processes);
+    ``scratch`` is a private folder for the replays of the games played here before they go to the host.
+    """
+
+    def __init__(self) -> None:
         self.scratch = Path(tempfile.mkdtemp(prefix="famiglia-replays-"))  # 0700: the host's alone
         self._token: trio.lowlevel.TrioToken | None = None
         self._stop: trio.Event | None = None
         self._ready = threading.Event()
-        self._pool: WarmPool | None = None
-        self._bots: dict[int, BotSpec | BotError] = {}
-        self._preparing: dict[int, trio.Lock] = {}
         self._thread = threading.Thread(target=trio.run, args=(self._main,), name="famiglia-referee", daemon=True)
 
     def start(self) -> None:
@@ -102,19 +119,44 @@ class WorkerReferee:
         self._thread.join(timeout=15)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
+    def _resources(self) -> AbstractAsyncContextManager[object]:
+        return contextlib.nullcontext()
+
     async def _main(self) -> None:
-        work = self.setup.work
         self._token = trio.lowlevel.current_trio_token()
         self._stop = trio.Event()
-        async with open_pool(work.settings, max_games=work.max_games_per_process) as pool:
-            self._pool = pool
+        async with self._resources():
             self._ready.set()
             await self._stop.wait()
 
+    def run(self, function: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
+        """``function(*args)`` on the loop; blocks the calling task thread until it returns."""
+        assert self._token is not None
+        return trio.from_thread.run(function, *args, trio_token=self._token)
+
+
+class WorkerReferee(RefereeThread):
+    """A tournament's referee on one worker: the loop holds the worker's bot pool; games are run in it from task threads."""
+
+    def __init__(self, setup: DaskSetup, packages: dict[str, bytes], address: str) -> None:
+        super().__init__()
+        self.setup = setup
+        self.packages = packages
+        self.address = address
+        self._pool: WarmPool | None = None
+        self._bots: dict[int, BotSpec | BotError] = {}
+        self._preparing: dict[int, trio.Lock] = {}
+
+    @contextlib.asynccontextmanager
+    async def _resources(self) -> AsyncIterator[None]:
+        work = self.setup.work
+        async with open_pool(work.settings, max_games=work.max_games_per_process) as pool:
+            self._pool = pool
+            yield
+
     def play(self, games: list[ScheduledGame]) -> list[DaskAnswer]:
         """Referee ``games`` one after another on this worker's loop (blocks this task thread)."""
-        assert self._token is not None
-        return [trio.from_thread.run(self._play, game, trio_token=self._token) for game in games]
+        return [self.run(self._play, game) for game in games]
 
     async def _play(self, game: ScheduledGame) -> DaskAnswer:
         work = self.setup.work
@@ -122,7 +164,7 @@ class WorkerReferee:
         host_replay = replay_path(work.config, work.tournament, game)
         local = None if host_replay is None else self.scratch / host_replay.name
         if local is not None:
-            _clear(local)
+            clear_replay(local)
         try:
             specs, unavailable = await self._seats(game)
             record = await play_scheduled(
@@ -134,14 +176,14 @@ class WorkerReferee:
             if (failure := harness_failure(game, exc)) is None:
                 raise
             if local is not None:
-                _clear(local)
+                clear_replay(local)
             return DaskAnswer(outcome=failure, worker=self.address)
         files: dict[str, bytes] = {}
         if local is not None:
             for path in [local, *sorted(local.parent.glob(f"{local.name}.seat*.stderr"))]:
                 if path.is_file():
                     files[path.name] = path.read_bytes()
-            _clear(local)
+            clear_replay(local)
         return DaskAnswer(outcome=GameDone(game=game, record=record), files=files, worker=self.address)
 
     async def _seats(self, game: ScheduledGame) -> tuple[list[BotSpec], dict[int, BotError]]:
@@ -172,9 +214,23 @@ class WorkerReferee:
             return self._bots[entrant]
 
 
-def _clear(replay: Path) -> None:
+def clear_replay(replay: Path) -> None:
+    """Remove a replay, its partial file and its seats' stderr files (what an attempt at it left)."""
     for leftover in (replay, replay.with_name(replay.name + ".partial"), *replay.parent.glob(f"{replay.name}.seat*")):
         leftover.unlink(missing_ok=True)
+
+
+def stop_profiler(worker: object) -> None:
+    """Stop Dask's statistical profiler on a worker that plays games.
+
+    It samples every thread's stack every 10 ms, the referee's included, and
+    holds the GIL while it does: refereeing ran about 40% slower with it
+    (bench/distributed.py). A worker that plays games has no use for it.
+    """
+    callbacks = getattr(worker, "periodic_callbacks", {})
+    for name in ("profile", "profile-cycle"):
+        if name in callbacks:
+            callbacks[name].stop()
 
 
 class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is not type-checked
@@ -194,14 +250,7 @@ class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is no
         if setup.famiglia is not None and (problem := famiglia_problem(setup.famiglia, installed_famiglia())):
             self.refused = f"Dask worker {address} {problem}"
             raise WrongFamiglia(self.refused)
-        # Dask's statistical profiler samples every thread's stack every 10 ms,
-        # the referee's included, and holds the GIL while it does: refereeing
-        # ran about 40% slower with it (bench/distributed.py). A worker that
-        # plays games has no use for it.
-        callbacks = getattr(worker, "periodic_callbacks", {})
-        for name in ("profile", "profile-cycle"):
-            if name in callbacks:
-                callbacks[name].stop()
+        stop_profiler(worker)
         try:
             self.referee = WorkerReferee(setup, self.packages, address)
             self.referee.start()
