@@ -27,7 +27,7 @@ from referee.games import get_rules
 from referee.replay import ReplayError, read_header
 from tournaments.report.page import GameLinks, replay_href
 from tournaments.report.standings import GameRow
-from tournaments.viewer import NotAReplay, NoViewer, write_viewer
+from tournaments.report.viewer_jobs import write_game, write_games
 from tournaments.viewer.page import ASSETS, write_assets
 
 __all__ = ["PARALLEL_FROM", "game_links", "pages_folder"]
@@ -90,16 +90,16 @@ def _written(games: Sequence[GameRow], page: Path, folder: Path, jobs: int) -> I
             yield game.game, _write_pages(game, page, folder)
         return
     chunks = [list(games[i : i + _CHUNK]) for i in range(0, len(games), _CHUNK)]
+    # Plain (replay, page) pairs go out and a note per game comes back: the
+    # workers then import the viewer and nothing of the report (viewer_jobs).
+    tasks = [[(_replay_of(game), _page_of(game, folder)) for game in chunk] for chunk in chunks]
     # spawn: the workers start clean, not as forks of this process and its
     # progress bar's thread (a fork copies whatever locks that thread holds).
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=context) as pool:
-        for done in pool.map(_chunk, chunks, [page] * len(chunks), [folder] * len(chunks)):
-            yield from done
-
-
-def _chunk(games: list[GameRow], page: Path, folder: Path) -> list[tuple[int, GameLinks]]:
-    return [(game.game, _write_pages(game, page, folder)) for game in games]
+        for chunk, notes in zip(chunks, pool.map(write_games, tasks), strict=True):
+            for game, note in zip(chunk, notes, strict=True):
+                yield game.game, _links_of(game, page, folder, note)
 
 
 def _replay_only(game: GameRow, page: Path) -> GameLinks:
@@ -139,18 +139,22 @@ def _without_writing(game: GameRow, page: Path, folder: Path) -> GameLinks | Non
     return None
 
 
+def _replay_of(game: GameRow) -> str:
+    assert game.replay is not None  # a game without one is settled before any page is written
+    return game.replay
+
+
 def _write_pages(game: GameRow, page: Path, folder: Path) -> GameLinks:
     """Write one game's viewer pages (its replay is there); its links, or why it has no page."""
-    assert game.replay is not None
-    replay = replay_href(game.replay, page)
-    target = _page_of(game, folder)
-    try:
-        write_viewer(Path(game.replay), target, assets=ASSETS)
-    except NotAReplay:
-        return GameLinks(replay=replay, note="not a replay")
-    except NoViewer:
-        return GameLinks(replay=replay, note="this game has no viewer")
-    return GameLinks(viewer=replay_href(str(target), page), replay=replay)
+    return _links_of(game, page, folder, write_game(_replay_of(game), _page_of(game, folder)))
+
+
+def _links_of(game: GameRow, page: Path, folder: Path, note: str) -> GameLinks:
+    """A game's links once its pages were written ("") or could not be (``note`` says why)."""
+    replay = replay_href(_replay_of(game), page)
+    if note:
+        return GameLinks(replay=replay, note=note)
+    return GameLinks(viewer=replay_href(str(_page_of(game, folder)), page), replay=replay)
 
 
 def _still_current(page: Path, replay: Path) -> bool:

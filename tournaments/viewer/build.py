@@ -10,6 +10,9 @@ stops making sense, and says which line that is and why.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +33,7 @@ from referee.replay import (
 )
 from tournaments.viewer.presentation import NoViewer, presentation_for
 
-__all__ = ["NoViewer", "NotAReplay", "ViewerData", "build_viewer_data", "read_lenient"]
+__all__ = ["NoViewer", "NotAReplay", "ViewerData", "build_viewer_data", "no_cycle_collection", "read_lenient"]
 
 _record_decoder = msgspec.json.Decoder(ReplayRecord)
 _encoder = msgspec.json.Encoder()
@@ -96,12 +99,34 @@ def read_lenient(path: Path) -> tuple[Header, list[tuple[int, ReplayRecord]], Pr
     return header, records, None
 
 
-def _builtins(events: list[Any]) -> list[Any]:
-    return [msgspec.to_builtins(event) for event in events]
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused for a block that only builds trees of plain values.
+
+    A game's snapshots are some hundred thousand dicts and lists, each a new
+    container the collector counts; it ran a pass every 700 of them and every
+    so often scanned the whole growing pile, a sixth of the time of building
+    them, to find no cycle. Plain values are freed by their reference counts
+    alone; whatever cycle the block leaves is collected once it is over.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def build_viewer_data(path: Path) -> ViewerData:
     """Re-run the replay at ``path`` and take every view's snapshot after every decision."""
+    with no_cycle_collection():
+        return _build(path)
+
+
+def _build(path: Path) -> ViewerData:
+    """``build_viewer_data``, with the collector paused by the caller."""
     header, records, problem = read_lenient(path)
     names = [seat.name for seat in header.seats]
     n = len(names)
@@ -129,24 +154,36 @@ def build_viewer_data(path: Path) -> ViewerData:
         data.problem = Problem(1, f"the game cannot start from this replay: {exc}")
         return data
 
-    memories: dict[str, dict[str, Any]] = {key: {} for key in view_keys}
+    seats: list[int | None] = [None, *range(n)]  # in the order of view_keys
+    memories: list[dict[str, Any]] = [{} for _ in view_keys]
+    pages = [views[key] for key in view_keys]
 
     def snap(step: dict[str, Any], events: list[Any]) -> None:
-        for key in view_keys:
-            seat = None if key == "all" else int(key)
-            own = seat is None or step["seat"] == seat
+        # Each event is converted to JSON values once, whichever pages show it:
+        # a seat's events are the same objects as everything's unless the game
+        # rewrote them for that seat (then they are converted on their own).
+        converted = {id(event): msgspec.to_builtins(event) for event in events}
+        seen = [
+            [converted[id(e)] if id(e) in converted else msgspec.to_builtins(e) for e in state.events_for(seat, events)]
+            if seat is not None
+            else [converted[id(e)] for e in events]
+            for seat in seats
+        ]
+        snapshots = presentation.snapshots(state, seats, seen, memories)
+        hidden_forfeit = None if step["forfeit"] is None else {"kind": step["forfeit"]["kind"]}
+        for seat, page, shown_events, position in zip(seats, pages, seen, snapshots, strict=True):
             shown = dict(step)
-            if not own:
+            if seat is not None and step["seat"] != seat:
                 # Another seat's action may name its hidden cards, unless the game says
                 # its actions are public; a forfeit's reason and log lines always may.
                 if not presentation.public_actions:
                     shown["action"] = None
-                shown["forfeit"] = None if step["forfeit"] is None else {"kind": step["forfeit"]["kind"]}
-            shown["events"] = _builtins(events if seat is None else state.events_for(seat, events))
-            shown["state"] = presentation.snapshot(state, seat, shown["events"], memories[key])
+                shown["forfeit"] = hidden_forfeit
+            shown["events"] = shown_events
+            shown["state"] = position
             shown["logs"] = []
             shown["rejected"] = []
-            views[key].append(shown)
+            page.append(shown)
 
     snap({"seat": None, "decision": "start", "action": None, "ms": None, "substituted": False,
           "forfeit": None, "line": 1}, [])  # fmt: skip

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.games import get_rules
-from tournaments.viewer.build import ViewerData, build_viewer_data
+from tournaments.viewer.build import ViewerData, build_viewer_data, no_cycle_collection
 from tournaments.viewer.presentation import presentation_for
 from tournaments.viewer.templating import environment, package_text, packed_json
 
@@ -102,12 +102,22 @@ def write_viewer(replay: Path, out: Path, *, assets: str | None = None) -> list[
     ``assets`` as for ``render_view``. NotAReplay (a ValueError) when
     ``replay`` is not a replay at all.
     """
+    # The collector is paused until the game's snapshots are freed again (see
+    # no_cycle_collection): resumed before that, it would first scan
+    # every one of them, for nothing.
+    with no_cycle_collection():
+        pages = _render_pages(replay, out, assets)
+    # ``out`` last: once it is there, so is every page of its replay (a report keeps such pages).
+    for path, html in pages:
+        _write_atomically(path, html)
+    return [out, *(path for path, _ in pages[:-1])]
+
+
+def _render_pages(replay: Path, out: Path, assets: str | None) -> list[tuple[Path, str]]:
+    """Every page of ``replay``, each seat's first and ``out`` last; the snapshots are freed on return."""
     data = build_viewer_data(replay)
     seats = [(str(seat), seat_page(out, seat)) for seat in range(len(data.seats))]
-    # ``out`` last: once it is there, so is every page of its replay (a report keeps such pages).
-    for view, path in [*seats, ("all", out)]:
-        _write_atomically(path, render_view(data, view, out, assets=assets))
-    return [out, *(path for _, path in seats)]
+    return [(path, render_view(data, view, out, assets=assets)) for view, path in [*seats, ("all", out)]]
 
 
 def write_assets(folder: Path, games: Iterable[str]) -> list[Path]:

@@ -7,7 +7,11 @@ names (by default the one that holds its ``GameRules`` subclass; docs/writing-a-
   JSON the page draws at each step for one seat's view (``seat`` a number) or
   for everything (``seat`` None); and, if a seat's page may show the other
   seats' actions (they are public, as a Vendetta placement), ``PUBLIC_ACTIONS =
-  True``;
+  True``. Optionally also ``snapshots(state, seats, events, memories)``: every
+  page's snapshot of one step in one call (``seats`` is ``[None, 0, 1, ...]``,
+  ``events`` and ``memories`` go with it, one per page), for a game whose page
+  of everything is put together from the seats' views and would otherwise take
+  each of them twice; it must return what ``snapshot`` would, page by page;
 * a file ``board.js``, installed as package data, which defines
   ``window.FamigliaBoard = {draw(root, step, ctx), describeAction?, describeEvent?}``.
 
@@ -32,12 +36,13 @@ import msgspec
 from referee.games.base import GameRules, GameState
 from tournaments.viewer.templating import package_text
 
-__all__ = ["DEFAULT_BOARD", "NoViewer", "Presentation", "default_snapshot", "presentation_for"]
+__all__ = ["DEFAULT_BOARD", "NoViewer", "Presentation", "default_snapshot", "default_snapshots", "presentation_for"]
 
 DEFAULT_BOARD = "generic-board.js"
 """The generic drawing, in tournaments/viewer/static."""
 
 Snapshot = Callable[[GameState, "int | None", list[Any], dict[str, Any]], dict[str, Any]]
+Snapshots = Callable[[GameState, "list[int | None]", list[list[Any]], list[dict[str, Any]]], list[dict[str, Any]]]
 
 
 class NoViewer(ValueError):
@@ -50,6 +55,8 @@ class Presentation:
     whether a seat's page shows the other seats' actions."""
 
     snapshot: Snapshot
+    snapshots: Snapshots
+    """Every page's snapshot of one step: the game's ``snapshots``, else ``snapshot`` once per page."""
     board_script: str
     public_actions: bool
     own_snapshot: bool
@@ -60,6 +67,36 @@ def default_snapshot(state: GameState, seat: int | None, events: list[Any], memo
     """The engine's views as plain JSON: the seat's own, or every seat's for the page of everything."""
     seats = range(state.n_players) if seat is None else (seat,)
     return {"seat": seat, "views": {str(s): msgspec.to_builtins(state.view(s)) for s in seats}}
+
+
+def default_snapshots(
+    state: GameState, seats: list[int | None], events: list[list[Any]], memories: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``default_snapshot`` of every page in ``seats`` at once, each seat's view taken once.
+
+    The page of everything and a seat's page hold the same dict for that seat's
+    view: nothing changes a snapshot once it is taken, and a page is encoded on
+    its own, so sharing it puts nothing of one page into another.
+    """
+    wanted = range(state.n_players) if None in seats else sorted({s for s in seats if s is not None})
+    views = {s: msgspec.to_builtins(state.view(s)) for s in wanted}
+    return [
+        {"seat": seat, "views": {str(s): view for s, view in views.items()}}
+        if seat is None
+        else {"seat": seat, "views": {str(seat): views[seat]}}
+        for seat in seats
+    ]
+
+
+def _one_by_one(snapshot: Snapshot) -> Snapshots:
+    """A game's ``snapshot`` called for each page in turn (a game without ``snapshots``)."""
+
+    def snapshots(
+        state: GameState, seats: list[int | None], events: list[list[Any]], memories: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        return [snapshot(state, seat, seen, memory) for seat, seen, memory in zip(seats, events, memories, strict=True)]
+
+    return snapshots
 
 
 def _own_module(package: str, game: str) -> ModuleType | None:
@@ -91,14 +128,18 @@ def presentation_for(rules: GameRules) -> Presentation:
     package = rules.viewer_package()
     module = _own_module(package, rules.name)
     snapshot: Snapshot = default_snapshot
+    snapshots: Snapshots = default_snapshots
     if module is not None:
         own = getattr(module, "snapshot", None)
         if not callable(own):
             raise NoViewer(f"{rules.name}: {package}.viewer has no snapshot(state, seat, events, memory) function")
         snapshot = own
+        together = getattr(module, "snapshots", None)
+        snapshots = together if callable(together) else _one_by_one(own)
     board = _own_board(package)
     return Presentation(
         snapshot=snapshot,
+        snapshots=snapshots,
         board_script=board if board is not None else package_text(DEFAULT_BOARD),
         public_actions=bool(getattr(module, "PUBLIC_ACTIONS", False)),
         own_snapshot=module is not None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from bisect import insort
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final, Literal, get_args
 
 import msgspec
@@ -191,6 +191,13 @@ _EXPLODE: Final = tuple(Explode(COLOURS[colour_of(c)], value_of(c)) for c in ran
 _MAX_SEATS: Final = 6
 _STEAL: Final = tuple(tuple(Steal(t, name) for name in COLOURS) for t in range(_MAX_SEATS))
 _NOTE_RANGE: Final = range(len(NOTE_VALUES))
+# The views' parts made once, like the options above: a card's colour (all that
+# the others see of a hand, I1), each business face up and face down (frozen, so
+# every view may hold the same one), the note values largest first.
+_CARD_COLOUR: Final = tuple(COLOURS[colour_of(c)] for c in range(N_CARDS))
+_BUSINESS_UP: Final = tuple(BusinessView(COLOURS[b // 3], KINDS[b % 3]) for b in range(N_COLOURS * len(KINDS)))
+_BUSINESS_DOWN: Final = tuple(BusinessView(COLOURS[b // 3], None) for b in range(N_COLOURS * len(KINDS)))
+_NOTES_DOWN: Final = tuple((i, NOTE_VALUES[i]) for i in reversed(_NOTE_RANGE))
 # pass_action's choices, in order; a decision holds at most one of them.
 _MILD: Final = (_STAY_OUT, _PASS, _ROLL, _AS_FAMILY, _SPOILS[1])
 
@@ -484,66 +491,102 @@ class SicilianosState(GameState):
     # -- the view --------------------------------------------------------------
 
     def _view(self, seat: int) -> SicilianosView:
+        return self._views((seat,))[0]
+
+    def every_view(self) -> list[SicilianosView]:
+        """``view(seat)`` of every seat, in seat order, for a caller that wants them all at once.
+
+        Each is what ``view(seat)`` gives, built in one pass: a player's public
+        part (its notes, hand colours, businesses face down) is made once for
+        all the seats that see it, not once per seat. The views share those
+        parts, the piles' counts among them: none of them may be changed.
+        """
+        return self._views(range(self.n))
+
+    def _views(self, seats: Sequence[int]) -> list[SicilianosView]:
         n = self.n
         over = self.stage == OVER
-        players = []
+        # Player p's businesses are face up for p itself, and for everyone once the game
+        # is over; each player's part is made in the forms the asked-for seats need, no more.
+        face_up: list[PlayerView | None] = [None] * n
+        face_down: list[PlayerView | None] = [None] * n
+        only = seats[0] if len(seats) == 1 else None  # the referee's case: one seat's view
         for p in range(n):
+            up = over or only is None or p == only
+            down = not over and p != only
             counts = self.notes[p]
-            notes = [NOTE_VALUES[i] for i in reversed(_NOTE_RANGE) for _ in range(counts[i])]
-            show_kinds = over or p == seat
-            players.append(
-                PlayerView(
+            notes = [value for i, value in _NOTES_DOWN for _ in range(counts[i])]
+            hand = [_CARD_COLOUR[c] for c in self.hands[p]]
+            owned = self.businesses[p]
+            if up:
+                face_up[p] = PlayerView(
                     seat=p,
-                    hand=[COLOURS[colour_of(c)] for c in self.hands[p]],
-                    hand_size=len(self.hands[p]),
+                    hand=hand,
+                    hand_size=len(hand),
                     notes=notes,
                     dirty=sum(notes),
                     clean=self.clean[p],
-                    businesses=[
-                        BusinessView(COLOURS[b // 3], KINDS[b % 3] if show_kinds else None) for b in self.businesses[p]
-                    ],
+                    businesses=[_BUSINESS_UP[b] for b in owned],
                     forfeited=self.forfeited[p],
                 )
-            )
-        known = [
-            KnownPile(COLOURS[c], [value_of(card) for card in reversed(self.piles[c])])
-            for c in range(N_COLOURS)
-            if self.known_pile(seat, c)
-        ]
-        steal = None
-        if self.last_steal is not None:
-            thief, victim, card = self.last_steal
-            steal = StealView(
-                thief,
-                victim,
-                COLOURS[colour_of(card)],
-                value_of(card) if seat in (thief, victim) else None,
-            )
+            if down:
+                face_down[p] = PlayerView(
+                    seat=p,
+                    hand=hand,
+                    hand_size=len(hand),
+                    notes=notes,
+                    dirty=sum(notes),
+                    clean=self.clean[p],
+                    businesses=[_BUSINESS_DOWN[b] for b in owned],
+                    forfeited=self.forfeited[p],
+                )
         dice = None
         if self.dice is not None:
             roller, c1, c2, face = self.dice
             dice = Dice(roller, [COLOURS[c1], COLOURS[c2]], DIE_ACTIONS[face])
         decision = self._decision
-        return SicilianosView(
-            seat=seat,
-            n_players=n,
-            phase=_PHASES[self.stage],
-            to_move=None if decision is None else decision.seat,
-            decision=None if decision is None else decision.kind,
-            turn_seat=self.turn_seat,
-            turns=self.turns,
-            turn_limit=self.config.turn_limit,
-            dice=dice,
-            piles={COLOURS[c]: len(self.piles[c]) for c in range(N_COLOURS)},
-            business_piles={COLOURS[c]: len(self.business_piles[c]) for c in range(N_COLOURS)},
-            players=players,
-            hand=[_CARDS[c] for c in self.hands[seat]],
-            known_piles=known,
-            last_steal=steal,
-            # A game ended by forfeits can stop mid-war; the view shows no table then.
-            war=None if self.war is None or over else self._war_view(self.war, seat),
-            ended_by=self.ended_by,
-        )
+        piles: dict[str, int] = {COLOURS[c]: len(self.piles[c]) for c in range(N_COLOURS)}
+        business_piles: dict[str, int] = {COLOURS[c]: len(self.business_piles[c]) for c in range(N_COLOURS)}
+        views = []
+        for seat in seats:
+            known = [
+                KnownPile(COLOURS[c], [value_of(card) for card in reversed(self.piles[c])])
+                for c in range(N_COLOURS)
+                if self.known_pile(seat, c)
+            ]
+            steal = None
+            if self.last_steal is not None:
+                thief, victim, card = self.last_steal
+                steal = StealView(
+                    thief,
+                    victim,
+                    COLOURS[colour_of(card)],
+                    value_of(card) if seat in (thief, victim) else None,
+                )
+            players = [face_up[p] if over or p == seat else face_down[p] for p in range(n)]
+            views.append(
+                SicilianosView(
+                    seat=seat,
+                    n_players=n,
+                    phase=_PHASES[self.stage],
+                    to_move=None if decision is None else decision.seat,
+                    decision=None if decision is None else decision.kind,
+                    turn_seat=self.turn_seat,
+                    turns=self.turns,
+                    turn_limit=self.config.turn_limit,
+                    dice=dice,
+                    piles=piles,
+                    business_piles=business_piles,
+                    players=players,  # type: ignore[arg-type]  # none is None: the loop above made each this seat shows
+                    hand=[_CARDS[c] for c in self.hands[seat]],
+                    known_piles=known,
+                    last_steal=steal,
+                    # A game ended by forfeits can stop mid-war; the view shows no table then.
+                    war=None if self.war is None or over else self._war_view(self.war, seat),
+                    ended_by=self.ended_by,
+                )
+            )
+        return views
 
     def _war_view(self, war: War, seat: int) -> WarView:
         hidden = war.face_down
@@ -557,7 +600,7 @@ class SicilianosState(GameState):
                 face_down = card in hidden
                 cards.append(
                     WarCard(
-                        colour=COLOURS[colour_of(card)],
+                        colour=_CARD_COLOUR[card],
                         value=None if face_down and p != seat else value_of(card),
                         face_down=face_down,
                         use="renegade" if card == renegade else "undecided" if card in undecided else "family",

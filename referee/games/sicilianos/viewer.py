@@ -5,10 +5,15 @@ may not know can reach its page. The all-seeing snapshot (``seat=None``) is seat
 0's view with every seat's private parts put together from each seat's own view:
 all hands with values, the kinds of every business, the face-down war cards.
 The drawing itself is ``board.js`` beside this module.
+
+``snapshots`` takes every page's snapshot of a step at once, from one call of
+the engine's ``every_view`` (each seat's view, made in one pass), instead of a
+view per seat for the page of everything and again one for each seat's page.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -16,7 +21,7 @@ import msgspec
 from referee.games.base import GameState
 from referee.games.sicilianos.state import SicilianosState
 
-__all__ = ["snapshot"]
+__all__ = ["snapshot", "snapshots"]
 
 
 def snapshot(state: GameState, seat: int | None, events: list[Any], memory: dict[str, Any]) -> dict[str, Any]:
@@ -25,9 +30,37 @@ def snapshot(state: GameState, seat: int | None, events: list[Any], memory: dict
     ``events`` are this step's events as the view sees them; ``memory`` is kept
     per view across steps, so the last war stays on the table after it ends.
     """
-    data = _position(state, seat)
-    _remember_war(data, events, memory)
-    return data
+    return snapshots(state, [seat], [events], [memory])[0]
+
+
+def snapshots(
+    state: GameState, seats: list[int | None], events: list[list[Any]], memories: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``snapshot`` for each page of ``seats`` (a number, or None for everything), each view taken once."""
+    assert isinstance(state, SicilianosState)
+    only = seats[0] if len(seats) == 1 else None
+    # One seat's page needs its view alone; more pages than that, every seat's view,
+    # which the engine makes in one pass (every_view), sharing what the seats see alike.
+    taken = {only: state.view(only)} if only is not None else dict(enumerate(state.every_view()))
+    converted: dict[int, dict[str, Any]] = {}
+
+    def own(s: int) -> dict[str, Any]:
+        """Seat ``s``'s view as JSON values, shared by the pages that read it and changed by none."""
+        if s not in converted:
+            converted[s] = msgspec.to_builtins(taken[s])
+        return converted[s]
+
+    out = []
+    for seat, seen, memory in zip(seats, events, memories, strict=True):
+        if seat is None:
+            data = _everything(state.n_players, msgspec.to_builtins(taken[0]), own)
+        else:
+            # A copy of the top level only: the page's own keys change, the shared values do not.
+            data = dict(own(seat))
+            data["hands"] = {str(seat): data.pop("hand")}
+        _remember_war(data, seen, memory)
+        out.append(data)
+    return out
 
 
 # The events that tell how a war ended: the last reveal, what the cards did, who
@@ -65,25 +98,19 @@ def _remember_war(data: dict[str, Any], events: list[Any], memory: dict[str, Any
         data["last_war"] = None
 
 
-def _position(state: GameState, seat: int | None) -> dict[str, Any]:
-    assert isinstance(state, SicilianosState)
-    if seat is not None:
-        data: dict[str, Any] = msgspec.to_builtins(state.view(seat))
-        data["hands"] = {str(seat): data.pop("hand")}
-        return data
-    views = [msgspec.to_builtins(state.view(s)) for s in range(state.n_players)]
-    data = views[0]
-    hands = {str(s): view["hand"] for s, view in enumerate(views)}
+def _everything(n_players: int, data: dict[str, Any], own: Callable[[int], dict[str, Any]]) -> dict[str, Any]:
+    """The page of everything: ``data``, a copy of seat 0's view of its own (changed here),
+    with each seat's private parts taken from that seat's view, ``own(seat)`` (only read)."""
+    views = [own(s) for s in range(n_players)]
     data["seat"] = None
     data.pop("hand")
-    data["hands"] = hands
+    data["hands"] = {str(s): view["hand"] for s, view in enumerate(views)}
     data["known_piles"] = []
     for s, view in enumerate(views):
         data["players"][s]["businesses"] = view["players"][s]["businesses"]
     if data["war"] is not None:
         for index, participant in enumerate(data["war"]["participants"]):
-            own = views[participant["seat"]]["war"]["participants"][index]
-            participant["cards"] = own["cards"]
+            participant["cards"] = views[participant["seat"]]["war"]["participants"][index]["cards"]
     steal = data["last_steal"]
     if steal is not None:
         steal["value"] = views[steal["thief"]]["last_steal"]["value"]
