@@ -12,7 +12,7 @@ import typer
 
 from tournaments.cli.common import QuickHelp, console, err_console, fail, famiglia_command, user_errors
 from tournaments.cli.live import play_with_display
-from tournaments.cli.options import Concurrency, Workers, check_counts
+from tournaments.cli.options import Concurrency, Workers, check_counts, check_scheduler_option
 from tournaments.cli.reports import print_standings
 from tournaments.config.paths import folder_problem
 from tournaments.markup import shown
@@ -92,6 +92,8 @@ def run(
 
     for note in config_notes(config):  # values rounded or not applied: said, never changed in silence
         err_console.print(f"famiglia: note: {shown(f'{file}: {note}')}", highlight=False, soft_wrap=True)
+    with user_errors():
+        check_scheduler_option(scheduler, executor or config.executor.kind)
     db = db or file.with_suffix(".sqlite")
     store = play_with_display(
         config, db, concurrency=concurrency, workers=workers, deals_from=deals_from,

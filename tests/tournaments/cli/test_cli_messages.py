@@ -173,3 +173,20 @@ def test_a_hint_names_famiglia_as_it_was_started(monkeypatch: pytest.MonkeyPatch
     assert famiglia_command() == ".venv/bin/famiglia"
     monkeypatch.setenv("PATH", f"{venv_bin}:/usr/bin:/bin")  # an activated venv
     assert famiglia_command() == "famiglia"
+
+
+@pytest.mark.parametrize("command", [["tournament", "run"], ["ladder", "serve"]])
+def test_a_scheduler_given_without_the_dask_executor_is_refused_not_dropped(command: list[str], tmp_path: Path) -> None:
+    if command[0] == "ladder":
+        from tests.ladder.helpers import write_ladder
+
+        file = write_ladder(tmp_path)
+    else:
+        file = _tournament_file(
+            tmp_path, '[tournament]\ngame = "vendetta"\ntable_size = 3\nrepetitions = 1\nseed = 3\n'
+        )
+    done = runner.invoke(app, [*command, str(file), "--scheduler", "tcp://127.0.0.1:8786"])
+    assert done.exit_code == 2, done.output
+    assert "--scheduler tcp://127.0.0.1:8786: the executor is 'local'" in done.output
+    assert "add --executor dask" in done.output and "Traceback" not in done.output
+    assert not file.with_suffix(".sqlite").exists(), "nothing is played or stored"
