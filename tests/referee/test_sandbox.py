@@ -421,14 +421,15 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
         time.sleep(0.5)  # let every match reach the immortal bot's hang
         os.kill(referee.pid, signal.SIGKILL)
         referee.wait()
+        # The dead referee's FIFO folder is left behind; any referee that starts later sweeps it.
+        # Looked at at once: on a busy machine another test's referee may start, and sweep, meanwhile.
+        leftovers = list(Path(tempfile.gettempdir()).glob(f"famiglia-bots-{referee.pid}-*"))
+        assert leftovers
         for level in ("standard", "strict"):
             assert wait_until_gone(folders[level], 30.0) == [], f"{level}: bots outlived their referee"
         # The control: at level none the bot and its grandchild are still there.
         assert len(processes_in(folders["none"])) >= 2
         assert wait_until_gone(passer, 30.0) == []  # well-behaved bots leave at end of input
-        # The dead referee's FIFO folder is left behind; the next referee sweeps it.
-        leftovers = list(Path(tempfile.gettempdir()).glob(f"famiglia-bots-{referee.pid}-*"))
-        assert leftovers
         _sweep_dead_referees()
         assert not any(path.exists() for path in leftovers)
     finally:
