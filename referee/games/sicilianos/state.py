@@ -518,28 +518,18 @@ class SicilianosState(GameState):
             notes = [value for i, value in _NOTES_DOWN for _ in range(counts[i])]
             hand = [_CARD_COLOUR[c] for c in self.hands[p]]
             owned = self.businesses[p]
-            if up:
-                face_up[p] = PlayerView(
-                    seat=p,
-                    hand=hand,
-                    hand_size=len(hand),
-                    notes=notes,
-                    dirty=sum(notes),
-                    clean=self.clean[p],
-                    businesses=[_BUSINESS_UP[b] for b in owned],
-                    forfeited=self.forfeited[p],
-                )
-            if down:
-                face_down[p] = PlayerView(
-                    seat=p,
-                    hand=hand,
-                    hand_size=len(hand),
-                    notes=notes,
-                    dirty=sum(notes),
-                    clean=self.clean[p],
-                    businesses=[_BUSINESS_DOWN[b] for b in owned],
-                    forfeited=self.forfeited[p],
-                )
+            for wanted, table, faces in ((up, face_up, _BUSINESS_UP), (down, face_down, _BUSINESS_DOWN)):
+                if wanted:
+                    table[p] = PlayerView(
+                        seat=p,
+                        hand=hand,
+                        hand_size=len(hand),
+                        notes=notes,
+                        dirty=sum(notes),
+                        clean=self.clean[p],
+                        businesses=[faces[b] for b in owned],
+                        forfeited=self.forfeited[p],
+                    )
         dice = None
         if self.dice is not None:
             roller, c1, c2, face = self.dice
