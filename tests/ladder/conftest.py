@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,26 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             explain=lambda: versions_of(url, list(ENTRANTS)),
         )
         wait_for(lambda: rejected(url, tokens["dan"]), "the broken bot's verdict")
+        # Paused from here: the server lives as long as this xdist worker, and a ladder plays without
+        # end, so it would play some 5,000 games (half the suite's CPU) for tests that need a handful.
+        # A test that needs games going on says so with games_going_on.
+        pause(ladder)
         yield Served(url=url, ladder=ladder, tokens=tokens, process=process)
     finally:
         stop(process)
+
+
+def pause(ladder: Path) -> None:
+    done = famiglia("ladder", "pause", str(ladder))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@contextmanager
+def games_going_on(served: Served) -> Iterator[None]:
+    """The served ladder deals games while the block runs (it is paused otherwise)."""
+    done = famiglia("ladder", "resume", str(served.ladder))
+    assert done.returncode == 0, done.stdout + done.stderr
+    try:
+        yield
+    finally:
+        pause(served.ladder)

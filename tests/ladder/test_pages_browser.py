@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.ladder.conftest import Served, wait_for
+from tests.ladder.conftest import Served, games_going_on, wait_for
 from tests.tournaments.browser import ARTIFACTS, launch, needs_chromium
 
 pytestmark = [needs_chromium, pytest.mark.browser, pytest.mark.slow]
@@ -47,7 +47,8 @@ def test_the_leaderboard_lists_the_accepted_versions_and_links_their_pages(brows
         return bool(page.evaluate(total) > before)
 
     # Polled from here: the page's policy forbids the string evaluation wait_for_function would use.
-    wait_for(refreshed, "the leaderboard to refresh itself", deadline_s=120)
+    with games_going_on(served):
+        wait_for(refreshed, "the leaderboard to refresh itself", deadline_s=120)
     page.locator("#standings a", has_text="bob").click()
     page.wait_for_url("**/entrants/bob")
     assert "active" in page.locator("#versions").inner_text()
@@ -55,10 +56,11 @@ def test_the_leaderboard_lists_the_accepted_versions_and_links_their_pages(brows
 
 
 def test_an_entrant_page_shows_its_matchups_and_opens_a_game_in_the_viewer(browser: Any, served: Served) -> None:
-    wait_for(
-        lambda: any(g["viewable"] for g in httpx.get(f"{served.url}/api/games?entrant=ann", timeout=30).json()),
-        "a game whose deal is played in every seating",
-    )
+    with games_going_on(served):
+        wait_for(
+            lambda: any(g["viewable"] for g in httpx.get(f"{served.url}/api/games?entrant=ann", timeout=30).json()),
+            "a game whose deal is played in every seating",
+        )
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     errors = watched(page)
     page.goto(served.url + "/entrants/ann")

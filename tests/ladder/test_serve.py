@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.ladder.conftest import Served, standings, submit, wait_for
+from tests.ladder.conftest import Served, games_going_on, standings, submit, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -49,9 +49,10 @@ def test_only_the_owner_of_a_rejected_version_reads_why(served: Served) -> None:
 def test_a_resubmission_becomes_a_new_active_version(served: Served) -> None:
     done = submit(served.url, served.tokens["dan"], "random_py")
     assert done.returncode == 0 and "submitted version 2 of dan" in done.stdout
-    wait_for(
-        lambda: any(row["entrant"] == "dan" and row["version"] == 2 for row in standings(served.url)),
-        "dan's second version on the leaderboard",
-    )
+    with games_going_on(served):
+        wait_for(
+            lambda: any(row["entrant"] == "dan" and row["version"] == 2 for row in standings(served.url)),
+            "dan's second version on the leaderboard",
+        )
     versions = httpx.get(f"{served.url}/api/entrants/dan", timeout=30).json()["versions"]
     assert [(v["number"], v["state"]) for v in versions] == [(2, "active"), (1, "rejected")]
