@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 __all__ = ["descendants", "kill_strays", "namespace_pid"]
 
@@ -89,20 +90,26 @@ def _strays(chain: int, *, namespaced: bool) -> list[int]:
     return [pid for pid in below if pid not in keep]
 
 
-def kill_strays(chain: int, *, namespaced: bool, rounds: int = 50) -> bool:
+def kill_strays(chain: int, *, namespaced: bool, patience_s: float = 0.1) -> bool:
     """SIGKILL every process of the bot but the bot; True once none is left.
 
-    A stray may fork while it is being killed; each round kills what the last
-    one missed. False when ``rounds`` were not enough (a fork bomb racing the
-    kills): the caller must then stop the bot itself.
+    A SIGKILLed process is gone only once the kernel has run it again to exit,
+    which on a loaded host can take milliseconds: the kills are repeated with
+    short sleeps between (what a stray forked meanwhile is killed in the next
+    round) until none is left or ``patience_s`` has passed. False then (a fork
+    bomb racing the kills): the caller must stop the bot itself. The referee's
+    loop waits through this only for a bot that left processes behind.
     """
-    for _ in range(rounds):
-        strays = _strays(chain, namespaced=namespaced)
-        if not strays:
-            return True
+    end = time.monotonic() + patience_s
+    pause = 0.0002
+    while strays := _strays(chain, namespaced=namespaced):
         for pid in strays:
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-    return not _strays(chain, namespaced=namespaced)
+        if time.monotonic() >= end:
+            return not _strays(chain, namespaced=namespaced)
+        time.sleep(pause)
+        pause = min(2 * pause, 0.005)
+    return True
