@@ -114,10 +114,13 @@ async def test_a_bot_that_waits_without_computing_is_charged_almost_nothing(time
     assert header.clock == "cpu"
     first = next(line for line in lines if isinstance(line, ActionRecord) and line.seat == 1)
     assert first.ms < 50, first.ms  # charged its CPU, not its 150 ms of sleep
+    # The same sleep on the wall clock, past a budget roomy enough that the quick bots answer
+    # within it even beside busy loops (with 50 ms, a quick bot waiting for a core timed out too).
+    long_sleeper = timed(timed_bot, sleep=3.0, at=1)
     wall = await play_match(
         MatchSpec(game="vendetta", seed=5),
-        [quick, sleeper, quick],
-        RefereeSettings(sandbox="standard", clock="wall", time=TimeControl(startup_ms=10_000, move_ms=50, bank_ms=0)),
+        [quick, long_sleeper, quick],
+        RefereeSettings(sandbox="standard", clock="wall", time=TimeControl(startup_ms=10_000, move_ms=1000, bank_ms=0)),
     )
     assert [(t.seat, t.kind) for t in wall.result.terminations] == [(1, "timeout")]
 
@@ -125,7 +128,10 @@ async def test_a_bot_that_waits_without_computing_is_charged_almost_nothing(time
 async def test_a_bot_that_computes_past_its_budget_times_out_on_cpu(timed_bot: Path) -> None:
     burner = timed(timed_bot, burn=0.4, at=1)
     quick = timed(timed_bot)
-    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], cpu_clock(move_ms=100))
+    # A wall-time backstop of 5 s: beside busy loops the burner may need several times its 100 ms
+    # of wall time to compute 100 ms, and must still be stopped by the CPU it used, not the backstop.
+    settings = cpu_clock(move_ms=100, clock_backstop=50.0)
+    record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], settings)
     (termination,) = record.result.terminations
     assert termination.seat == 1 and termination.kind == "timeout"
     assert "ms of CPU on request" in termination.reason, termination.reason
