@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import signal
 import time
@@ -30,6 +31,20 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     2026-11-26); a fourth gained nothing more (239 s).
     """
     return len(os.sched_getaffinity(0)) + 1
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the project's modules once, before any test starts a Python process.
+
+    Where PYTHONDONTWRITEBYTECODE is set (as on this project's CI machine) no process
+    writes the bytecode cache, so every bot and CLI the suite starts, some 2,000 of
+    them, compiled the modules it imports from source again: 5-10 ms more per bot
+    start. compileall writes the cache all the same. Once, in the xdist controller.
+    """
+    if hasattr(session.config, "workerinput"):
+        return
+    for package in ("protocol", "referee", "tournaments", "ladder"):
+        compileall.compile_dir(ROOT / package, quiet=1)
 
 
 @pytest.fixture(scope="session", autouse=True)
