@@ -20,9 +20,11 @@ task's error instead, for the server to play the game again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 import trio
-from distributed import WorkerPlugin, get_worker
+from distributed import WorkerPlugin
 
 from protocol.untrusted import bounded
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
@@ -30,8 +32,8 @@ from referee.match import MatchRecord, MatchSpec
 from referee.play import play_match
 from referee.settings import RefereeSettings
 from tournaments.executors.bot_packages import ShippedBot, ready_on_worker
-from tournaments.executors.dask_worker import NoReferee, RefereeThread, clear_replay, stop_profiler
-from tournaments.executors.installed import InstalledFamiglia, WrongFamiglia, famiglia_problem, installed_famiglia
+from tournaments.executors.dask_worker import RefereePlugin, RefereeThread, clear_replay, referee_of
+from tournaments.executors.installed import InstalledFamiglia
 
 __all__ = [
     "BotPackage",
@@ -135,34 +137,12 @@ class LadderReferee(RefereeThread):
             return self._bots[digest]
 
 
-class LadderPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is not type-checked
+class LadderPlugin(RefereePlugin["LadderReferee"]):
     """Registered by the server under its ladder's name: one ``LadderReferee`` per Dask worker process."""
 
-    def __init__(self, setup: bytes) -> None:
-        self.encoded_setup = setup
-        self.referee: LadderReferee | None = None
-        self.refused = ""
-        """Why this worker will not referee the ladder's games (another famiglia than the server's)."""
-
-    def setup(self, worker: object) -> None:
-        address = str(getattr(worker, "address", "?"))
+    def referee_for(self, address: str) -> tuple[InstalledFamiglia | None, Callable[[], LadderReferee]]:
         setup = msgspec.msgpack.decode(self.encoded_setup, type=LadderSetup)
-        if setup.famiglia is not None and (problem := famiglia_problem(setup.famiglia, installed_famiglia())):
-            self.refused = f"Dask worker {address} {problem}"
-            raise WrongFamiglia(self.refused)
-        stop_profiler(worker)
-        try:
-            self.referee = LadderReferee(setup, address)
-            self.referee.start()
-        except Exception as exc:
-            raise RuntimeError(
-                f"Dask worker {address} could not set up its referee: {type(exc).__name__}: {exc}"
-            ) from exc
-
-    def teardown(self, worker: object) -> None:
-        if self.referee is not None:
-            self.referee.stop()
-            self.referee = None
+        return setup.famiglia, lambda: LadderReferee(setup, address)
 
 
 class BotPackage(WorkerPlugin):  # type: ignore[misc]  # distributed is not type-checked
@@ -175,12 +155,7 @@ class BotPackage(WorkerPlugin):  # type: ignore[misc]  # distributed is not type
 
 def play_ladder_game(plugin: str, request: bytes) -> bytes:
     """The Dask task of one game: play it with this worker's referee of ladder plugin ``plugin``."""
-    worker = get_worker()
-    registered = worker.plugins.get(plugin)
-    if isinstance(registered, LadderPlugin) and registered.refused:
-        raise NoReferee(registered.refused)
-    if not isinstance(registered, LadderPlugin) or registered.referee is None:
-        raise NoReferee(f"Dask worker {worker.address} has no famiglia referee for {plugin!r} (see its log)")
+    worker, referee = referee_of(plugin, LadderPlugin, "see its log")
     game = msgspec.msgpack.decode(request, type=LadderGame)
     packages: dict[str, bytes] = {}
     for seat in game.seats:
@@ -189,4 +164,4 @@ def play_ladder_game(plugin: str, request: bytes) -> bytes:
         if not isinstance(holder, BotPackage):
             raise NoPackage(f"Dask worker {worker.address} has no package of {seat.name} ({digest[:12]}) yet")
         packages[digest] = holder.package
-    return msgspec.msgpack.encode(registered.referee.play(game, packages))
+    return msgspec.msgpack.encode(referee.play(game, packages))

@@ -24,7 +24,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TypeVar, TypeVarTuple
+from typing import Any, Generic, TypeVar, TypeVarTuple
 
 import msgspec
 import trio
@@ -71,6 +71,7 @@ class DaskAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 T = TypeVar("T")
+R = TypeVar("R", bound="RefereeThread")
 Args = TypeVarTuple("Args")
 
 _answer_encoder = msgspec.msgpack.Encoder()
@@ -233,29 +234,36 @@ def stop_profiler(worker: object) -> None:
             callbacks[name].stop()
 
 
-class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is not type-checked
-    """Registered by the host under the tournament's name: one ``WorkerReferee`` per Dask worker process."""
+class RefereePlugin(WorkerPlugin, Generic[R]):  # type: ignore[misc]  # distributed is not type-checked
+    """A worker plugin that runs one referee thread per Dask worker process (a tournament's, a ladder's).
 
-    def __init__(self, setup: bytes, packages: dict[str, bytes]) -> None:
+    It checks that the worker's famiglia is the one the host wants before anything starts,
+    and names the worker in every error: Dask hands the host the exception, not where it came
+    from. A subclass says what it wants and how its referee is made (``referee_for``).
+    """
+
+    def __init__(self, setup: bytes) -> None:
         self.encoded_setup = setup
-        self.packages = packages
-        self.referee: WorkerReferee | None = None
+        self.referee: R | None = None
         self.refused = ""
-        """Why this worker will not referee the tournament (another famiglia than the host's), for its tasks to say."""
+        """Why this worker will not referee (another famiglia than the host's), for its tasks to say."""
+
+    def referee_for(self, address: str) -> tuple[InstalledFamiglia | None, Callable[[], R]]:
+        """The famiglia the host wants (None: any), and how to make this worker's referee."""
+        raise NotImplementedError
 
     def setup(self, worker: object) -> None:
         address = str(getattr(worker, "address", "?"))
-        setup = msgspec.msgpack.decode(self.encoded_setup, type=DaskSetup)
+        wanted, make = self.referee_for(address)
         # A worker that joins after the host checked the cluster is checked here.
-        if setup.famiglia is not None and (problem := famiglia_problem(setup.famiglia, installed_famiglia())):
+        if wanted is not None and (problem := famiglia_problem(wanted, installed_famiglia())):
             self.refused = f"Dask worker {address} {problem}"
             raise WrongFamiglia(self.refused)
         stop_profiler(worker)
         try:
-            self.referee = WorkerReferee(setup, self.packages, address)
+            self.referee = make()
             self.referee.start()
         except Exception as exc:
-            # Dask hands the host this exception, not the worker it came from: name it here.
             raise RuntimeError(
                 f"Dask worker {address} could not set up its referee: {type(exc).__name__}: {exc}"
             ) from exc
@@ -266,6 +274,29 @@ class TournamentPlugin(WorkerPlugin):  # type: ignore[misc]  # distributed is no
             self.referee = None
 
 
+def referee_of(plugin: str, kind: type[RefereePlugin[R]], why: str) -> tuple[Any, R]:
+    """In a Dask task: this worker and its referee of plugin ``plugin``; NoReferee saying why there is none."""
+    worker = get_worker()
+    registered = worker.plugins.get(plugin)
+    if isinstance(registered, kind) and registered.refused:
+        raise NoReferee(registered.refused)
+    if not isinstance(registered, kind) or registered.referee is None:
+        raise NoReferee(f"Dask worker {worker.address} has no famiglia referee for {plugin!r} ({why})")
+    return worker, registered.referee
+
+
+class TournamentPlugin(RefereePlugin["WorkerReferee"]):
+    """Registered by the host under the tournament's name: one ``WorkerReferee`` per Dask worker process."""
+
+    def __init__(self, setup: bytes, packages: dict[str, bytes]) -> None:
+        super().__init__(setup)
+        self.packages = packages
+
+    def referee_for(self, address: str) -> tuple[InstalledFamiglia | None, Callable[[], WorkerReferee]]:
+        setup = msgspec.msgpack.decode(self.encoded_setup, type=DaskSetup)
+        return setup.famiglia, lambda: WorkerReferee(setup, self.packages, address)
+
+
 def play_games(plugin: str, games: list[ScheduledGame]) -> bytes:
     """The Dask task for a few games: play them with this worker's referee of tournament plugin ``plugin``.
 
@@ -273,12 +304,5 @@ def play_games(plugin: str, games: list[ScheduledGame]) -> bytes:
     fault of this machine (``STOPS_THE_RUN``) is raised, and the task's other
     games are played again on a resume.
     """
-    worker = get_worker()
-    registered = worker.plugins.get(plugin)
-    if isinstance(registered, TournamentPlugin) and registered.refused:
-        raise NoReferee(registered.refused)
-    if not isinstance(registered, TournamentPlugin) or registered.referee is None:
-        raise NoReferee(
-            f"Dask worker {worker.address} has no famiglia referee for {plugin!r} (its setup failed; see its log)"
-        )
-    return encode_answers(registered.referee.play(games))
+    _, referee = referee_of(plugin, TournamentPlugin, "its setup failed; see its log")
+    return encode_answers(referee.play(games))
