@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# The Dask cluster fixtures (bot_cache, cluster), one per module: the executors' tests and the
+# ladder's Dask tests both use them.
+pytest_plugins = ["tests.tournaments.executors.dask_cluster"]
+
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
 SAMPLE_BOTS = ROOT / "sample_bots"

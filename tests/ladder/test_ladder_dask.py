@@ -31,43 +31,13 @@ from ladder.loop import Ladder
 from ladder.store import new_token
 from referee.bot_folder import pack_folder
 from tests.ladder.helpers import SAMPLE_BOTS, write_ladder
-from tests.tournaments.executors.dask_settings import QUIET, quiet_environment
+from tests.tournaments.executors.dask_settings import quiet_environment
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
 
 _DEADLINE_S = 240.0
 """How long a condition may take to hold: check-bot and games on a loaded machine."""
-
-
-@pytest.fixture(scope="module")
-def bot_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A bot cache of this module's own, shared by the server and its workers (one machine)."""
-    folder = tmp_path_factory.mktemp("bot-cache")
-    os.chmod(folder.parent, 0o755)
-    os.chmod(folder, 0o755)
-    before = os.environ.get("FAMIGLIA_BOT_CACHE")
-    os.environ["FAMIGLIA_BOT_CACHE"] = str(folder / "bots")
-    yield folder / "bots"
-    if before is None:
-        os.environ.pop("FAMIGLIA_BOT_CACHE", None)
-    else:
-        os.environ["FAMIGLIA_BOT_CACHE"] = before
-
-
-@pytest.fixture(scope="module")
-def cluster(bot_cache: Path) -> Iterator[LocalCluster]:
-    """Two single-thread worker processes (each under a nanny, which restarts it when it dies)."""
-    import dask.config
-    from distributed import LocalCluster
-
-    with dask.config.set(QUIET):
-        started = LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-            env={"PATH": os.environ["PATH"], "FAMIGLIA_BOT_CACHE": str(bot_cache)},
-        )  # fmt: skip
-    with started as running:
-        yield running
 
 
 def new_ladder(folder: Path, scheduler: str, notices: list[str]) -> Ladder:

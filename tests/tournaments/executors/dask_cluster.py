@@ -1,4 +1,4 @@
-"""Fixtures of the executors' tests."""
+"""The Dask cluster fixtures of the executors' tests and the ladder's Dask tests: a bot cache and a LocalCluster per module."""
 
 from __future__ import annotations
 
