@@ -260,11 +260,17 @@ class Ladder:
         await self._restore()
         task_status.started()
         with trio.CancelScope() as done:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._check_submissions)
-                nursery.start_soon(self._refitter)
-                for _ in range(self.config.concurrency):
-                    nursery.start_soon(self._player, done)
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._check_submissions)
+                    nursery.start_soon(self._refitter)
+                    for _ in range(self.config.concurrency):
+                        nursery.start_soon(self._player, done)
+            finally:
+                # Stopped (--stop-after, Ctrl-C) with games in play: they are pending again, without
+                # what their attempts left (a replay may be whole but unrecorded); the next start plays them.
+                for game in self.store.reset_running():
+                    self._clear_attempt(game)
 
     async def run_until_stopped(
         self, everything: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED

@@ -48,6 +48,8 @@ def test_a_killed_server_keeps_every_finished_game_once_and_plays_the_interrupte
     process, _ = start_server(ladder, "--stop-after", str(len(interrupted) + 2))
     assert process.wait(timeout=300) == 0
     after = game_states(db)
+    # Games still in play at the stop are pending again, without a replay: none is left running.
+    assert "running" not in after.values()
     assert all(after[game] == "done" for game in interrupted)
     assert all(after[game] == "done" for game, state in before.items() if state == "done")
     rows = seat_rows(db)
