@@ -125,7 +125,7 @@ CASES = [
     Case("wrong_id", "protocol", "answered request 1002, the open request is 2"),
     # Caught at the request answered twice, not at the next one.
     Case("double_answer", "protocol", "a second answer to request 2"),
-    Case("answers_ahead", "protocol", "unasked output: an action for request 5 arrived"),
+    Case("answers_ahead", "protocol", "unasked output: an action for request 5 arrived with the answer to request 2"),
     Case("deep_nesting", "protocol", "nested 1001 levels deep; the limit is 64"),
     Case("deep_nesting", "protocol", "nested 1000 levels deep; the limit is 64", args=("line",)),
     Case("deep_nesting", "protocol", "nested 1001 levels deep; the limit is 64", args=("log",)),
