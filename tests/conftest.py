@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 # The Dask cluster fixtures (bot_cache, cluster), one per module: the executors' tests and the
-# ladder's Dask tests both use them.
-pytest_plugins = ["tests.tournaments.executors.dask_cluster"]
+# ladder's Dask tests both use them. The browser tests' chromium, one per test process.
+pytest_plugins = ["tests.tournaments.executors.dask_cluster", "tests.tournaments.browser"]
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.tournaments.browser import needs_chromium
+
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "writing-a-game.md"
 EXAMPLE = REPO / "examples" / "famiglia-sotto"
@@ -159,27 +161,19 @@ def test_a_person_plays_the_pages_game_at_the_terminal(package: Path, site: Path
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_the_pages_game_is_drawn_in_chromium_with_the_default_tables(played: Path, site: Path) -> None:
-    from tests.tournaments.browser import CHROMIUM, launch
-
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (apt-get install chromium; .ci/run does it)")
+@needs_chromium
+def test_the_pages_game_is_drawn_in_chromium_with_the_default_tables(played: Path, site: Path, browser: Any) -> None:
     famiglia(site, played.parent, "replay", "view", played.name)
     errors: list[str] = []
-    browsers = launch()
-    browser: Any = next(browsers)
-    try:
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto((played.parent / "sotto.html").as_uri() + "#step=0")
-        page.wait_for_function("document.body.dataset.step !== undefined")
-        steps = page.evaluate("window.famigliaReplay.steps.length")
-        for step in range(1, steps):
-            page.keyboard.press("ArrowRight")
-            assert page.evaluate("document.body.dataset.step") == str(step)
-            assert page.locator('[data-testid="generic-view-0"] tr[data-field="tricks"]').count() == 1
-        assert page.locator("#final-table").count() == 1
-    finally:
-        browsers.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto((played.parent / "sotto.html").as_uri() + "#step=0")
+    page.wait_for_function("document.body.dataset.step !== undefined")
+    steps = page.evaluate("window.famigliaReplay.steps.length")
+    for step in range(1, steps):
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate("document.body.dataset.step") == str(step)
+        assert page.locator('[data-testid="generic-view-0"] tr[data-field="tricks"]').count() == 1
+    assert page.locator("#final-table").count() == 1
     assert errors == []

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.ladder.conftest import famiglia, register, start_server, stop
-from tests.tournaments.browser import ARTIFACTS, launch, needs_chromium
+from tests.tournaments.browser import ARTIFACTS, needs_chromium
 
 pytestmark = [needs_chromium, pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from launch()
 
 
 def test_the_host_logs_in_pauses_the_ladder_and_the_page_says_paused(browser: Any, tmp_path: Path) -> None:

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.ladder.conftest import Served, games_going_on, wait_for
-from tests.tournaments.browser import ARTIFACTS, launch, needs_chromium
+from tests.tournaments.browser import ARTIFACTS, needs_chromium
 
 pytestmark = [needs_chromium, pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from launch()
 
 
 def watched(page: Any) -> list[str]:

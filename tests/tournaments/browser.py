@@ -2,6 +2,9 @@
 
 The tests skip, saying why, only when chromium is not installed (CI installs
 it); Playwright itself is in the test extra and never downloads a browser here.
+One chromium serves every browser test of a test process (``browser``): a
+launch costs about a second of CPU, and the suite's browser tests come from
+seven modules. Each test gets it with no page or context open.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,3 +42,17 @@ def launch() -> Iterator[object]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """The test process's headless chromium, started by the first browser test it runs."""
+    yield from launch()
+
+
+@pytest.fixture
+def browser(chromium: Any) -> Iterator[Any]:
+    """The test process's chromium, every context a test opened (and its pages with it) closed after it."""
+    yield chromium
+    for context in chromium.contexts:
+        context.close()

@@ -3,14 +3,13 @@ pictures read at desktop and phone widths. About 6 s."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.tournaments.browser import ARTIFACTS, launch, needs_chromium
+from tests.tournaments.browser import ARTIFACTS, needs_chromium
 from tests.tournaments.report.test_html_report import HOSTILE, sample
 from tournaments.cli import app
 from tournaments.report.figures import RatingHistory
@@ -22,11 +21,6 @@ ROOT = Path(__file__).resolve().parents[3]
 PASSER = ROOT / "tests" / "bots" / "passer"
 RANDOM = ROOT / "sample_bots" / "random_py"
 BOXES = "(nodes) => nodes.map((n) => { const r = n.getBoundingClientRect(); return { x: r.x, width: r.width }; })"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from launch()
 
 
 def test_report_links_each_game_to_its_viewer_and_sorts_tables(browser: Any, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ And a public action (a Vendetta placement) shows on another seat's page.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import msgspec
 import pytest
 
 from referee.games import get_rules
-from tests.tournaments.browser import launch, needs_chromium
+from tests.tournaments.browser import needs_chromium
 from tests.tournaments.replay_factory import HOSTILE, vendetta_replay, write_replay
 from tests.tournaments.viewer.plugin_game import GAME, register
 from tournaments.viewer import build_viewer_data, seat_page, write_viewer
@@ -29,11 +28,6 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     site = register(tmp_path / "site")
     monkeypatch.syspath_prepend(str(site))
     return site
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from launch()
 
 
 def _liars_replay(folder: Path) -> Path:

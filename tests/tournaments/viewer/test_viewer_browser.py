@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest
 from referee.games import get_rules
 from referee.games.base import ScriptedChance
 from referee.replay import ActionRecord, ChanceRecord, ForfeitRecord, Header, read_replay
-from tests.tournaments.browser import ARTIFACTS, launch, needs_chromium
+from tests.tournaments.browser import ARTIFACTS, needs_chromium
 from tests.tournaments.replay_factory import HOSTILE, sicilianos_replay, vendetta_replay
 from tournaments.viewer import build_viewer_data, seat_page, write_viewer
 
@@ -32,11 +31,6 @@ BOARD_FIGURES = """() => Object.fromEntries([...document.querySelectorAll('#boar
   [e.dataset.testid, e.textContent.trim()],
   [e.dataset.testid + ' cards', e.querySelectorAll('.s-card').length],
   [e.dataset.testid + ' faces', e.querySelectorAll('.s-card[data-value]').length]]))"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from launch()
 
 
 @pytest.fixture(scope="module")
