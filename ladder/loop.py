@@ -15,8 +15,10 @@ each store call is whole and no two interleave.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import random
+import sqlite3
 import traceback
 from pathlib import Path
 
@@ -267,10 +269,22 @@ class Ladder:
                     for _ in range(self.config.concurrency):
                         nursery.start_soon(self._player, done)
             finally:
-                # Stopped (--stop-after, Ctrl-C) with games in play: they are pending again, without
-                # what their attempts left (a replay may be whole but unrecorded); the next start plays them.
-                for game in self.store.reset_running():
-                    self._clear_attempt(game)
+                self._put_back_running()
+
+    def _put_back_running(self) -> None:
+        """The loop stopped (--stop-after, Ctrl-C, an error) with games in play: they are pending again,
+        without what their attempts left (a replay may be whole but unrecorded); the next start plays them.
+
+        A store or a disk that fails now (the error that stopped the loop, perhaps) is left to that
+        start, which does the same: the error on its way out is the one to show.
+        """
+        try:
+            games = self.store.reset_running()
+        except sqlite3.Error:
+            return
+        for game in games:
+            with contextlib.suppress(OSError):
+                self._clear_attempt(game)
 
     async def run_until_stopped(
         self, everything: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED

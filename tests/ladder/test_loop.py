@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
+import pytest
 import trio
 
 from tests.ladder.helpers import SAMPLE_BOTS, upload_of
 from tests.ladder.server import running_server
+
+if TYPE_CHECKING:
+    from ladder.loop import Ladder
+
+
+def ladder_of_accepted(folder: Path, *, concurrency: int) -> Ladder:
+    """An in-process ladder of three accepted versions whose bots the test's own player stands in for."""
+    from ladder.config import LadderPaths, load_ladder
+    from ladder.loop import Ladder
+    from ladder.store import new_token
+    from referee.bots import BotSpec
+    from tests.ladder.helpers import write_ladder
+
+    path = write_ladder(folder, concurrency=concurrency)
+    ladder = Ladder(load_ladder(path), LadderPaths.beside(path))
+    store = ladder.store
+    for name in ("ann", "bob", "cat"):
+        version = store.add_version(store.add_entrant(name, new_token()), name * 16, (25.0, 8.3), per_hour=5)
+        store.decide(version.id, accepted=True, reason="ok", report="{}")
+        ladder.bots[version.id] = BotSpec(name=name, command=["true"], cwd=str(folder))
+    return ladder
 
 
 async def test_accepted_versions_play_every_seat_of_a_deal_and_the_deal_is_shown_only_after(tmp_path: Path) -> None:
@@ -81,3 +105,76 @@ async def test_a_paused_ladder_deals_no_game_and_a_retired_version_is_never_seat
     for _ in range(12):  # two tables' worth: none of them seats the retired version
         started = ladder.next_game()
         assert started is not None and dan not in started[2]
+
+
+async def test_a_stopped_loop_leaves_no_game_running_and_no_replay_of_a_game_it_did_not_record(tmp_path: Path) -> None:
+    ladder = ladder_of_accepted(tmp_path, concurrency=2)
+    store = ladder.store
+    in_play: list[Path] = []
+
+    class WholeReplayThenStopped:
+        """Each game writes its whole replay, then the server stops before the game is recorded."""
+
+        async def ready(self) -> None:
+            return
+
+        async def play(self, spec: object, seats: object, replay: Path) -> Any:
+            replay.write_text("{}\n")
+            (replay.parent / f"{replay.name}.seat0.stderr").write_text("")
+            in_play.append(replay)
+            await trio.sleep_forever()
+
+        def keep(self, digests: set[str]) -> None:
+            return
+
+        async def close(self) -> None:
+            return
+
+    ladder.player = WholeReplayThenStopped()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ladder.run)
+        with trio.fail_after(60):
+            while len(in_play) < 2:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+
+    counts = store.counts()
+    assert list(counts) == ["pending"] and counts["pending"] > 2, counts
+    assert [path.name for path in ladder.paths.replays.iterdir()] == []
+
+
+async def test_a_loop_stopped_by_an_error_shows_that_error_even_when_the_store_fails_too(tmp_path: Path) -> None:
+    ladder = ladder_of_accepted(tmp_path, concurrency=1)
+    store = ladder.store
+
+    class DiskFull:
+        """The machine fails mid-game, and the store's writes with it."""
+
+        async def ready(self) -> None:
+            return
+
+        async def play(self, spec: object, seats: object, replay: Path) -> Any:
+            def disk_io_error() -> list[int]:
+                raise sqlite3.OperationalError("disk I/O error")
+
+            store.reset_running = disk_io_error  # type: ignore[method-assign]
+            raise OSError(28, "No space left on device")
+
+        def keep(self, digests: set[str]) -> None:
+            return
+
+        async def close(self) -> None:
+            return
+
+    ladder.player = DiskFull()
+    with pytest.raises(BaseExceptionGroup) as stopped:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(ladder.run)
+
+    def leaves(error: BaseException) -> list[BaseException]:
+        if isinstance(error, BaseExceptionGroup):
+            return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+        return [error]
+
+    [error] = leaves(stopped.value)
+    assert isinstance(error, OSError) and "No space left" in str(error)
