@@ -244,8 +244,7 @@ class Ladder:
 
     async def _restore(self) -> None:
         make_private_dirs(self.paths.replays)
-        for game in self.store.reset_running():
-            self._clear_attempt(game)
+        self._put_back_running()  # left running by a server that was killed
         for version in self.store.versions(states=("active",)):
             try:
                 self.bots[version.id] = await trio.to_thread.run_sync(
@@ -269,22 +268,18 @@ class Ladder:
                     for _ in range(self.config.concurrency):
                         nursery.start_soon(self._player, done)
             finally:
-                self._put_back_running()
+                # Stopped (--stop-after, Ctrl-C, an error) with games in play: the next start would put
+                # them back, but until then the store and the replays would say more than was recorded.
+                # A store or disk failing now (the error that stopped the loop, perhaps) leaves them to
+                # that start: the error on its way out is the one to show.
+                with contextlib.suppress(sqlite3.Error, OSError):
+                    self._put_back_running()
 
     def _put_back_running(self) -> None:
-        """The loop stopped (--stop-after, Ctrl-C, an error) with games in play: they are pending again,
-        without what their attempts left (a replay may be whole but unrecorded); the next start plays them.
-
-        A store or a disk that fails now (the error that stopped the loop, perhaps) is left to that
-        start, which does the same: the error on its way out is the one to show.
-        """
-        try:
-            games = self.store.reset_running()
-        except sqlite3.Error:
-            return
-        for game in games:
-            with contextlib.suppress(OSError):
-                self._clear_attempt(game)
+        """Games left running are pending again, without what their attempts left (a partial replay, or
+        a whole one never recorded, and stderr files): they are played again."""
+        for game in self.store.reset_running():
+            self._clear_attempt(game)
 
     async def run_until_stopped(
         self, everything: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from ladder.loop import Ladder
 
 
-def ladder_of_accepted(folder: Path, *, concurrency: int) -> Ladder:
-    """An in-process ladder of three accepted versions whose bots the test's own player stands in for."""
+def ladder_of_accepted(folder: Path, names: tuple[str, ...] = ("ann", "bob", "cat"), *, concurrency: int = 2) -> Ladder:
+    """An in-process ladder of accepted versions, one per name, whose bots are never started: the test
+    deals their games itself, or stands in for the player."""
     from ladder.config import LadderPaths, load_ladder
     from ladder.loop import Ladder
     from ladder.store import new_token
@@ -29,11 +30,27 @@ def ladder_of_accepted(folder: Path, *, concurrency: int) -> Ladder:
     path = write_ladder(folder, concurrency=concurrency)
     ladder = Ladder(load_ladder(path), LadderPaths.beside(path))
     store = ladder.store
-    for name in ("ann", "bob", "cat"):
+    for name in names:
         version = store.add_version(store.add_entrant(name, new_token()), name * 16, (25.0, 8.3), per_hour=5)
         store.decide(version.id, accepted=True, reason="ok", report="{}")
         ladder.bots[version.id] = BotSpec(name=name, command=["true"], cwd=str(folder))
     return ladder
+
+
+class StandInPlayer:
+    """A GamePlayer whose games only do what a test's ``play`` says."""
+
+    async def ready(self) -> None:
+        return
+
+    async def play(self, spec: object, seats: object, replay: Path) -> Any:
+        raise NotImplementedError
+
+    def keep(self, digests: set[str]) -> None:
+        return
+
+    async def close(self) -> None:
+        return
 
 
 async def test_accepted_versions_play_every_seat_of_a_deal_and_the_deal_is_shown_only_after(tmp_path: Path) -> None:
@@ -84,19 +101,8 @@ async def test_a_submission_the_harness_cannot_check_is_rejected_and_the_server_
 
 
 async def test_a_paused_ladder_deals_no_game_and_a_retired_version_is_never_seated(tmp_path: Path) -> None:
-    from ladder.config import LadderPaths, load_ladder
-    from ladder.loop import Ladder
-    from ladder.store import new_token
-    from referee.bots import BotSpec
-    from tests.ladder.helpers import write_ladder
-
-    path = write_ladder(tmp_path)
-    ladder = Ladder(load_ladder(path), LadderPaths.beside(path))
+    ladder = ladder_of_accepted(tmp_path, ("ann", "bob", "cat", "dan"))
     store = ladder.store
-    for name in ("ann", "bob", "cat", "dan"):
-        version = store.add_version(store.add_entrant(name, new_token()), name * 16, (25.0, 8.3), per_hour=5)
-        store.decide(version.id, accepted=True, reason="ok", report="{}")
-        ladder.bots[version.id] = BotSpec(name=name, command=["true"], cwd=str(tmp_path))
     store.set_paused(True)
     assert ladder.next_game() is None and store.counts() == {}
     store.set_paused(False)
@@ -112,23 +118,14 @@ async def test_a_stopped_loop_leaves_no_game_running_and_no_replay_of_a_game_it_
     store = ladder.store
     in_play: list[Path] = []
 
-    class WholeReplayThenStopped:
+    class WholeReplayThenStopped(StandInPlayer):
         """Each game writes its whole replay, then the server stops before the game is recorded."""
-
-        async def ready(self) -> None:
-            return
 
         async def play(self, spec: object, seats: object, replay: Path) -> Any:
             replay.write_text("{}\n")
             (replay.parent / f"{replay.name}.seat0.stderr").write_text("")
             in_play.append(replay)
             await trio.sleep_forever()
-
-        def keep(self, digests: set[str]) -> None:
-            return
-
-        async def close(self) -> None:
-            return
 
     ladder.player = WholeReplayThenStopped()
     async with trio.open_nursery() as nursery:
@@ -147,11 +144,8 @@ async def test_a_loop_stopped_by_an_error_shows_that_error_even_when_the_store_f
     ladder = ladder_of_accepted(tmp_path, concurrency=1)
     store = ladder.store
 
-    class DiskFull:
+    class DiskFull(StandInPlayer):
         """The machine fails mid-game, and the store's writes with it."""
-
-        async def ready(self) -> None:
-            return
 
         async def play(self, spec: object, seats: object, replay: Path) -> Any:
             def disk_io_error() -> list[int]:
@@ -159,12 +153,6 @@ async def test_a_loop_stopped_by_an_error_shows_that_error_even_when_the_store_f
 
             store.reset_running = disk_io_error  # type: ignore[method-assign]
             raise OSError(28, "No space left on device")
-
-        def keep(self, digests: set[str]) -> None:
-            return
-
-        async def close(self) -> None:
-            return
 
     ladder.player = DiskFull()
     with pytest.raises(BaseExceptionGroup) as stopped:
