@@ -58,3 +58,22 @@ def test_a_killed_server_keeps_every_finished_game_once_and_plays_the_interrupte
     assert versions(db) == [(1, "active"), (2, "active"), (3, "active")]
     replays = sorted(p.name for p in (tmp_path / "ladder-data" / "replays").iterdir() if p.suffix == ".jsonl")
     assert len(replays) == list(after.values()).count("done")
+
+
+def test_ctrl_c_with_games_in_play_leaves_them_pending_without_their_replays(tmp_path: Path) -> None:
+    ladder, tokens = register(tmp_path, ["ann", "bob", "cat"], concurrency=2)
+    db = ladder.with_suffix(".sqlite")
+    process, url = start_server(ladder)
+    try:
+        for name in tokens:
+            assert submit(url, tokens[name], "random_py").returncode == 0
+        wait_for(lambda: "running" in game_states(db).values(), "a game in play")
+    finally:
+        code = stop(process, signal.SIGINT)
+    assert process.stdout is not None
+    said = process.stdout.read()
+    assert code == 130 and "Traceback" not in said, said
+    after = game_states(db)
+    assert after and "running" not in after.values(), after
+    replays = [p.name for p in (tmp_path / "ladder-data" / "replays").iterdir() if p.suffix == ".jsonl"]
+    assert len(replays) == list(after.values()).count("done")
