@@ -22,6 +22,15 @@ the procedure systemd prescribes for a delegated unit. Without root, v2 groups
 can be made only in a group delegated to the user (``systemd-run --user
 --scope -p Delegate=yes``); v1 is root's alone.
 
+On v1 the referee also moves into a group of its own in the cpu hierarchy
+(the same name), and its bots' cpu groups are made *inside* it
+(``_cpu_home_v1``). The scheduler then sees the referee and its bots as one
+entity, as it sees a program and the children in its session: a bot's group
+made next to the referee's competed on its own with every other process each
+time it woke, and beside 8 busy loops on 2 cores a referee played a third of
+the decisions per second it plays nested (bench/README.md, issue 30). Each bot
+keeps its one-core cap inside; the referee's group has no cap of its own.
+
 A bot's group is named ``famiglia-<pid>-<ns>-<name>`` after the referee's pid
 and PID namespace, so a later referee can sweep (kill and remove) the groups
 of one that died by SIGKILL, as it does for FIFO folders.
@@ -412,6 +421,34 @@ def _enable_v2(parent: str, controllers: list[str]) -> dict[str, str]:
     return failures
 
 
+def _cpu_home_v1(folder: str) -> str | None:
+    """This referee's own group in the v1 cpu hierarchy, its bots' cpu groups to be made inside; None if it has none.
+
+    ``folder`` is the process's group there. A process already in a referee's
+    group (a worker that referee started) stays, and its bots nest there too:
+    one referee's whole tree is one entity to the scheduler. Else the referee
+    makes ``famiglia-referee-<pid>-<ns>`` below ``folder`` and moves itself, every
+    thread, into it. When that fails (no write access, a real-time thread the
+    group gives no real-time budget) the bots' groups go below ``folder`` as before.
+    """
+    if _LEAF_NAME.fullmatch(os.path.basename(folder)):
+        return folder
+    home = os.path.join(folder, f"{_LEAF_PREFIX}{os.getpid()}-{_ns_tag()}")
+    try:
+        os.makedirs(home, exist_ok=True)
+    except OSError:
+        return None
+    try:
+        _write(os.path.join(home, "cgroup.procs"), str(os.getpid()))  # v1: the whole thread group moves
+    except CgroupError:
+        try:
+            os.rmdir(home)
+        except OSError:
+            pass
+        return None
+    return home
+
+
 def _probe_v1(layout: _Layout) -> CgroupSupport:
     """What the v1 hierarchies give below this process's own groups."""
     reasons: dict[str, str] = {}
@@ -426,6 +463,10 @@ def _probe_v1(layout: _Layout) -> CgroupSupport:
             )
         else:
             parents[guarantee] = folder
+    cpu = parents.get("cpu_bound")
+    if cpu is not None and (home := _cpu_home_v1(cpu)) is not None:
+        # cpuacct is often mounted with cpu: every guarantee of that hierarchy nests with it.
+        parents = {g: home if f == cpu else f for g, f in parents.items()}
     files: dict[str, set[str]] = {}
     for folder in dict.fromkeys(parents.values()):
         try:
@@ -489,9 +530,9 @@ _probe_lock = threading.Lock()
 def cgroup_support() -> CgroupSupport:
     """Probe this machine's control groups once (about a millisecond: it makes and removes a group), then remember.
 
-    On v2 this may move the referee into a leaf group of its own (see the
-    module's docstring): the one side effect, needed before any bot's group
-    can get a controller.
+    This may move the referee into a group of its own (see the module's
+    docstring): on v2 into a leaf, the one way any bot's group can get a
+    controller; on v1 into a cpu group that its bots' cpu groups nest in.
     """
     with _probe_lock:
         try:
@@ -1006,3 +1047,42 @@ def _sweep_dead_referees(support: CgroupSupport) -> None:
             except CgroupError:
                 pass
         leftover.remove(timeout=0.1)
+    if support.version == "v1":
+        _sweep_dead_cpu_homes(support, ns, me)
+
+
+def _sweep_dead_cpu_homes(support: CgroupSupport, ns: str, me: int) -> None:
+    """On v1, remove the cpu groups of dead referees of this namespace (``_cpu_home_v1``) and their bots' cpu groups.
+
+    They sit next to this referee's own (or, for a worker, next to the group it
+    lives in), out of the folders the sweep above lists. By now the bots in them
+    are dead (their groups in the other hierarchies were swept above), so each
+    comes out with ``rmdir``; one that still holds a process (a live worker of
+    a dead referee) refuses, and stays for a later sweep.
+    """
+    homes = [f for f in support.folders if _LEAF_NAME.fullmatch(os.path.basename(f))]
+    for base in dict.fromkeys(os.path.dirname(home) for home in homes):
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        for name in names:
+            owner = _LEAF_NAME.fullmatch(name) or _GROUP_NAME.fullmatch(name)  # a bot group: left by an older famiglia
+            if owner is None or owner[2] != ns or int(owner[1]) == me or _alive(int(owner[1])):
+                continue
+            folder = os.path.join(base, name)
+            try:
+                inside = os.listdir(folder)
+            except OSError:
+                continue
+            for child in inside:
+                bot = _GROUP_NAME.fullmatch(child)
+                if bot is not None and bot[2] == ns and not _alive(int(bot[1])):
+                    try:
+                        os.rmdir(os.path.join(folder, child))
+                    except OSError:
+                        pass
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass

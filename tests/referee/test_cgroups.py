@@ -260,6 +260,31 @@ def test_on_v2_a_referee_alone_in_its_group_moves_into_a_leaf_to_give_its_bots_c
     assert "also holds 1 other process(es)" in failures["memory"] and "Delegate=yes" in failures["memory"]
 
 
+def test_on_v1_a_referee_moves_into_a_cpu_group_of_its_own_and_a_worker_it_started_stays_in_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moves: list[tuple[str, str]] = []
+    monkeypatch.setattr(cgroups, "_write", lambda path, value: moves.append((path, value)))
+    home = cgroups._cpu_home_v1(str(tmp_path))
+    assert home == str(tmp_path / f"famiglia-referee-{os.getpid()}-{cgroups._ns_tag()}")
+    assert os.path.isdir(home)
+    assert moves == [(os.path.join(home, "cgroup.procs"), str(os.getpid()))]  # the whole process, every thread
+    # A worker that referee started is born in its group: it stays there, and its bots nest there too.
+    assert cgroups._cpu_home_v1(home) == home
+    assert len(moves) == 1
+
+
+def test_on_v1_a_referee_that_cannot_move_leaves_no_group_and_its_bots_go_below_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(path: str, value: str) -> None:  # as the kernel refuses a real-time thread a group without its budget
+        raise CgroupError(f"cannot write {value!r} to {path}: Invalid argument", path, errno.EINVAL)
+
+    monkeypatch.setattr(cgroups, "_write", refuse)
+    assert cgroups._cpu_home_v1(str(tmp_path)) is None
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_join_script_writes_the_shells_own_pid_everywhere_or_exits(tmp_path: Path) -> None:
     folders = [tmp_path / "a b", tmp_path / "c'd"]
     for folder in folders:
@@ -602,6 +627,71 @@ def test_a_dead_referees_groups_are_swept_and_a_live_ones_kept(started: list[sub
         sleeper.kill()
         sleeper.wait(5)
         for folder in dead + alive:
+            if os.path.isdir(folder):
+                os.rmdir(folder)
+
+
+def needs_v1_cpu_home() -> str:
+    """This process's own group in the v1 cpu hierarchy (the bots' cpu groups nest in it), or the test is skipped."""
+    needs(HOST, "cpu_bound")
+    if HOST.version != "v1":
+        pytest.skip(f"the referee's own cpu group is made on cgroup v1; this host uses {HOST.version}")
+    return HOST.parents["cpu_bound"]
+
+
+def test_on_v1_the_bots_cpu_groups_nest_in_the_referees_own_and_the_referee_is_in_it(
+    made: list[BotCgroup], started: list[subprocess.Popen[bytes]]
+) -> None:
+    home = needs_v1_cpu_home()
+    assert cgroups._LEAF_NAME.fullmatch(os.path.basename(home))
+    assert str(os.getpid()) in Path(home, "cgroup.procs").read_text().split()
+    group = BotCgroup.create("nested", memory_bytes=0, max_processes=0, cores=1.0)
+    made.append(group)
+    assert os.path.dirname(group._folders["cpu_bound"]) == home
+    assert Path(group._folders["cpu_bound"], "cpu.cfs_quota_us").read_text().strip() == "100000"  # still one core
+    sleeper = start_in(group, started, "import signal\nprint('ready', flush=True)\nsignal.pause()\n")
+    assert line_from(sleeper) == "ready"
+    cpu_line = next(line for line in Path(f"/proc/{sleeper.pid}/cgroup").read_text().splitlines() if ":cpu:" in line)
+    assert cpu_line.endswith(f"/{os.path.basename(home)}/{group.name}")
+    # A process this referee starts outside any bot's group (a worker) stays in the referee's own.
+    probe = "from referee.sandbox.cgroups import cgroup_support; print(cgroup_support().parents['cpu_bound'])"
+    worker = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert worker.stdout.strip() == home
+
+
+def test_on_v1_a_dead_referees_cpu_group_and_its_bots_are_removed_and_a_live_ones_kept(
+    started: list[subprocess.Popen[bytes]],
+) -> None:
+    base = os.path.dirname(needs_v1_cpu_home())
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)  # a referee that has died: its pid is free
+    sleeper = start_in(None, started, "import signal\nprint('ready', flush=True)\nsignal.pause()\n")
+    assert line_from(sleeper) == "ready"  # a live referee's pid
+    ns = cgroups._ns_tag()
+    dead_home = os.path.join(base, f"famiglia-referee-{child}-{ns}")
+    dead = [
+        dead_home,
+        os.path.join(dead_home, f"famiglia-{child}-{ns}-bot-1"),
+        os.path.join(base, f"famiglia-{child}-{ns}-flat"),
+    ]
+    live_home = os.path.join(base, f"famiglia-referee-{sleeper.pid}-{ns}")
+    live = [live_home, os.path.join(live_home, f"famiglia-{sleeper.pid}-{ns}-bot-1")]
+    for folder in dead + live:
+        os.mkdir(folder)
+    try:
+        cgroups._sweep_dead_referees(HOST)
+        assert not any(os.path.exists(folder) for folder in dead)
+        assert all(os.path.isdir(folder) for folder in live)
+    finally:
+        for folder in reversed(dead + live):
             if os.path.isdir(folder):
                 os.rmdir(folder)
 

@@ -174,8 +174,11 @@ async def test_a_start_up_that_waits_without_computing_is_not_charged_on_the_cpu
     assert record.result.terminations == []
     wall = msgspec.structs.replace(settings, clock="wall")
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, slow_start, quick], wall)
-    assert [(t.seat, t.kind) for t in record.result.terminations] == [(1, "timeout")]
-    assert record.result.terminations[0].reason == "no ready line within the startup limit of 500 ms"
+    timed_out = {t.seat: (t.kind, t.reason) for t in record.result.terminations}
+    assert timed_out[1] == ("timeout", "no ready line within the startup limit of 500 ms")
+    # On a busy host a quick starter may wait past 500 ms of wall time for a core too: that is
+    # the wall clock's flaw the cpu clock above removes, not what this test is about.
+    assert set(timed_out.values()) == {("timeout", "no ready line within the startup limit of 500 ms")}
 
 
 async def test_a_start_up_that_computes_past_the_limit_times_out_on_cpu(timed_bot: Path) -> None:
