@@ -11,13 +11,16 @@ warm bot processes (``bench/bots/instant_c`` by default) alternately through
 - the referee (``referee.match.run_match``, default settings: sandbox, control
   groups, cpu clock, freezer, the quick-answer poll, every check), and
 - the msgspec hand-written harness (``bench/hand_written.py``:
-  ``HandWrittenMsgspec``, its own ``Popen`` bots in its own session, blocking
-  write and ``readline``),
+  ``HandWrittenMsgspec``, its own ``Popen`` bots, blocking write and
+  ``readline``), in a process of its own (``bench/hand_written_server.py``)
+  started before the referee does anything: it and its bots stay in the bench's
+  session and groups, as a host's own program runs, while the referee makes a
+  cpu group of its own for itself and its bots on cgroup v1,
 
 in slices of ``--slice`` seconds (default 2; a match started is finished) until
 each has had ``--seconds`` (default 20). For each slice it notes the decisions,
 and where the time went: from ``/proc/<pid>/schedstat``, the time the referee's
-process (this one) and the bots' processes ran and waited for a core (run
+process (this one) or the harness's, and the bots' processes, ran and waited for a core (run
 delay); from the bots' cpu control groups, the times they were throttled by
 their quota. decisions/s of each is the median over its slices, the ratio the
 median over adjacent pairs of slices (the load moves, and both sides of a pair
@@ -40,17 +43,18 @@ import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
+from typing import IO, TypeVar
 
 # Run from a checkout without installing: the repository root holds the packages.
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import msgspec
 import trio
-from hand_written import HandWrittenMsgspec
 from machine import load_average, positive_seconds
 
 import referee.match_intake as referee_match
-from referee.bots import load_bot
+from referee.bots import BotSpec, load_bot
 from referee.channel import BotChannel
 from referee.match import MatchSpec, run_match
 from referee.play import prepare_bots
@@ -198,17 +202,61 @@ async def referee_slice(
     return seed
 
 
-def hand_slice(harness: HandWrittenMsgspec, side: Side, seconds: float, seed: int) -> int:
+AnswerT = TypeVar("AnswerT", "Started", "Played")
+
+
+class Started(msgspec.Struct, frozen=True):
+    bots: list[int]
+
+
+class Played(msgspec.Struct, frozen=True):
+    decisions: int
+    seed: int
+
+
+class HarnessProcess:
+    """The msgspec hand-written harness in a process of its own (bench/hand_written_server.py)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "hand_written_server.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.bots: list[int] = []
+
+    def _ask(self, message: object, answer: type[AnswerT]) -> AnswerT:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(msgspec.json.encode(message) + b"\n")
+        stdin.flush()
+        line = stdout.readline()
+        if not line:
+            raise SystemExit(f"the hand-written harness's process ended (exit status {self.process.wait()})")
+        return msgspec.json.decode(line, type=answer)
+
+    def start(self, bot: BotSpec, players: int) -> None:
+        self.bots = self._ask({"bot": bot, "players": players}, Started).bots
+
+    def play(self, seconds: float, seed: int) -> tuple[int, int]:
+        """Whole games for ``seconds`` from deal ``seed``: (decisions, the next seed)."""
+        played = self._ask({"seconds": seconds, "seed": seed}, Played)
+        return played.decisions, played.seed
+
+    def close(self) -> None:
+        stdin: IO[bytes] | None = self.process.stdin
+        if stdin is not None:
+            stdin.close()
+        self.process.wait()
+
+
+def hand_slice(harness: HarnessProcess, side: Side, seconds: float, seed: int) -> int:
     """Whole games of the hand-written harness for a slice; the next seed."""
-    pids = [p.pid for p in harness.processes]
-    own0, bots0 = schedstat(os.getpid()), sum_stats(pids)
+    own0, bots0 = schedstat(harness.process.pid), sum_stats(harness.bots)
     began = time.perf_counter()
-    decisions = 0
-    while time.perf_counter() - began < seconds:
-        decisions += harness.play(seed)
-        seed += 1
+    decisions, seed = harness.play(seconds, seed)
     elapsed = time.perf_counter() - began
-    side.add(decisions, elapsed, diff(schedstat(os.getpid()), own0), diff(sum_stats(pids), bots0), 0)
+    side.add(decisions, elapsed, diff(schedstat(harness.process.pid), own0), diff(sum_stats(harness.bots), bots0), 0)
     return seed
 
 
@@ -223,22 +271,27 @@ def describe(side: Side) -> str:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    (bot,) = prepare_bots([load_bot(args.bot, base=ROOT)])
     settings = RefereeSettings()
     print(
-        f"busy bench: {args.players}-player Vendetta, bot {bot.name} x{args.players} (warm), "
+        f"busy bench: {args.players}-player Vendetta, bot {args.bot} x{args.players} (warm), "
         f"{os.cpu_count()} cores, {args.loops} busy loops, load average before {load_average()}",
         flush=True,
     )
     referee, hand = Side("referee"), Side("hand-written msgspec")
     usual = Side("referee, every answer waited for through Trio")
-    async with AsyncExitStack() as stack:
-        processes = [await stack.enter_async_context(open_bot(bot, settings)) for _ in range(args.players)]
-        channels: list[BotChannel] = list(processes)
-        groups = groups_of(processes)
-        harness = HandWrittenMsgspec(bot, args.players)
-        try:
-            with busy_loops(args.loops):
+    # The loops start first, in this process's groups as the host gave them: they are the
+    # host's other work. Started after the first build or bot, they would be born inside the
+    # cpu group the referee makes for itself and its bots on cgroup v1
+    # (referee.sandbox.cgroups), as if they were its own.
+    harness = HarnessProcess()
+    with busy_loops(args.loops):
+        (bot,) = prepare_bots([load_bot(args.bot, base=ROOT)])
+        async with AsyncExitStack() as stack:
+            processes = [await stack.enter_async_context(open_bot(bot, settings)) for _ in range(args.players)]
+            channels: list[BotChannel] = list(processes)
+            groups = groups_of(processes)
+            try:
+                harness.start(bot, args.players)
                 await trio.sleep(0.5)  # the loops get going
                 seed = 0
                 # A short warm-up of both, not counted.
@@ -261,8 +314,8 @@ async def bench(args: argparse.Namespace) -> None:
                             referee_match._idle_wait = kernel_wait
                     spent += args.slice
                 load = load_average()
-        finally:
-            harness.close()
+            finally:
+                harness.close()
     print(describe(referee))
     print(describe(hand))
     ratios = [r / h for r, h in zip(referee.rates, hand.rates, strict=True)]

@@ -70,7 +70,7 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec
 import trio
-from machine import load_average
+from machine import host_cpu_group_procs, load_average
 
 from protocol.messages import Termination, TimeControl
 from referee.bots import BotSpec, load_bot
@@ -112,6 +112,9 @@ import ctypes, os, sys
 
 loops, bench, sessions = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 libc = ctypes.CDLL(None, use_errno=True)
+if len(sys.argv) > 4:  # the host's cpu group, out of the referee's own: the loops are the host's work
+    with open(sys.argv[4], "w") as procs:
+        procs.write(str(os.getpid()))
 
 
 def die_with(parent):
@@ -272,9 +275,13 @@ def busy_loops(loops: int, shared_session: bool) -> Iterator[None]:
     kernel's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``)
     processes in the root cpu group are scheduled by session, so loops sharing
     one session weigh as much as one process together, whatever their number.
+    They run in the cpu group this bench was started in, not in the one the
+    referee makes for itself and its bots on cgroup v1: they are the host's work.
     """
+    host_group = host_cpu_group_procs()
     launcher = subprocess.Popen(
-        [sys.executable, "-c", LOOP_PROGRAM, str(loops), str(os.getpid()), "one" if shared_session else "each"],
+        [sys.executable, "-c", LOOP_PROGRAM, str(loops), str(os.getpid()), "one" if shared_session else "each"]
+        + ([host_group] if host_group is not None else []),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         start_new_session=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -23,3 +24,22 @@ def positive_seconds(text: str) -> float:
     if not seconds > 0:
         raise argparse.ArgumentTypeError(f"{text!r}: the time to measure must be more than 0 seconds")
     return seconds
+
+
+def host_cpu_group_procs() -> str | None:
+    """The ``cgroup.procs`` file of the cpu group this process was started in, when famiglia's referee
+    has made a cpu group of its own and moved this process into it (cgroup v1: referee.sandbox.cgroups);
+    else None.
+
+    A bench puts the host's other work there, its busy loops: started from this
+    process they would be born in the referee's own group, as if they were famiglia's.
+    """
+    # Imported here: the other helpers of this module need none of famiglia's packages.
+    from referee.sandbox.cgroups import cgroup_support
+
+    home = cgroup_support().parents.get("cpu_bound")
+    if cgroup_support().version != "v1" or home is None:
+        return None
+    if not os.path.basename(home).startswith(f"famiglia-referee-{os.getpid()}-"):
+        return None  # a group this process did not make (a worker's): not the host's to return to
+    return os.path.join(os.path.dirname(home), "cgroup.procs")
