@@ -37,6 +37,7 @@ from referee.sandbox import (
 )
 from referee.sandbox import launch as launch_module
 from referee.sandbox import view as view_module
+from referee.sandbox.cgroups import _sweep_dead_referees as cgroup_sweep
 from referee.sandbox.cgroups import cgroup_support
 from referee.sandbox.launch import _kill_chains_of, _sweep_dead_referees, nproc_counted_per_namespace
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
@@ -408,6 +409,7 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
     argv = [sys.executable, "-c", REFEREE, str(passer)]
     for level in levels:
         argv += [level, str(folders[level])]
+    cgroups_here = cgroup_support()  # before the referee starts: on v1 it is born in this process's cpu group
     referee = subprocess.Popen(argv, cwd=ROOT, start_new_session=True)
     try:
         deadline = time.monotonic() + 20
@@ -419,6 +421,18 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
             assert referee.poll() is None, "the referee exited early"
             time.sleep(0.05)
         time.sleep(0.5)  # let every match reach the immortal bot's hang
+        bot_cpu_groups: list[Path] = []
+        if cgroups_here.version == "v1" and cgroups_here.cpu_bound:
+            # The referee, started by this process, lives in this process's own cpu group, and its
+            # bots' cpu groups are made inside that group (referee.sandbox.cgroups).
+            home = Path(cgroups_here.parents["cpu_bound"])
+            bot_cpu_groups = list(home.glob(f"famiglia-{referee.pid}-*"))
+            assert bot_cpu_groups, sorted(p.name for p in home.iterdir())
+            for pid in processes_in(folders["standard"]):
+                cpu_line = next(
+                    line for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines() if ":cpu:" in line
+                )
+                assert f"/{home.name}/famiglia-{referee.pid}-" in cpu_line
         os.kill(referee.pid, signal.SIGKILL)
         referee.wait()
         # The dead referee's FIFO folder is left behind; any referee that starts later sweeps it.
@@ -432,6 +446,8 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
         assert wait_until_gone(passer, 30.0) == []  # well-behaved bots leave at end of input
         _sweep_dead_referees()
         assert not any(path.exists() for path in leftovers)
+        cgroup_sweep(cgroups_here)  # as the next referee does at its first bot
+        assert not any(path.exists() for path in bot_cpu_groups)
     finally:
         if referee.poll() is None:
             referee.kill()
