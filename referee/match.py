@@ -287,6 +287,7 @@ class _Match:
     async def play(self) -> None:
         """Every decision until the game is over, with the clock's watchdog keeping the deadlines."""
         clock = self.clock
+        clock.decider = trio.lowlevel.current_task()
         async with trio.open_nursery() as nursery:
             # Started soon, not awaited: it first runs at this task's first wait
             # (only then can a request be overdue) and reads the open request then.

@@ -58,6 +58,7 @@ class MatchClock:
         self.backstop_factor = settings.clock_backstop
         self.wall_deadline = math.inf  # the game's wall limit (game_wall_ms), once it has begun
         self.open: OpenRequest | None = None  # the request being waited on
+        self.decider: trio.lowlevel.Task | None = None  # the decision loop's task, once the decisions begin
         self.loop_scope = trio.CancelScope()  # the decision loop's; the watchdog cancels it on a timeout
         self.alarm = trio.CancelScope()  # the watchdog's sleep; its deadline is the next check
         self.alarm_at = math.inf  # that deadline: a scope's deadline is a property, this a plain read
@@ -128,17 +129,25 @@ class MatchClock:
             now = trio.current_time()
             open_ = self.open
             if open_ is not None and not open_.expired and now >= open_.deadline:
-                if open_.meter is not None and now < open_.backstop:
+                if open_.meter is None:
+                    open_.expired = True
+                else:
                     # The cpu clock: the budget is CPU time, which runs no faster than the
                     # wall clock for a tree bounded to one core, so this is the first moment
                     # it can be spent. Not spent yet: look again when it could be.
                     left = open_.budget - (open_.meter() - open_.cpu_start) / 1e9
-                    if left > 0:
-                        open_.deadline = min(now + left, open_.backstop)
-                    else:
+                    if left <= 0:
                         open_.expired = True
-                else:
-                    open_.expired = True
+                    elif now < open_.backstop:
+                        open_.deadline = min(now + left, open_.backstop)
+                    elif self._decider_scheduled():
+                        # The decision loop is due to run (its answer may be in): it goes first,
+                        # then the watchdog looks again (``_decider_scheduled``).
+                        await trio.lowlevel.checkpoint()
+                        continue
+                    else:
+                        open_.deadline = open_.backstop  # what ran out: the wall-time bound (``overdue``)
+                        open_.expired = True
                 if open_.expired:
                     self.loop_scope.cancel()
             if open_ is not None and not open_.expired:
@@ -150,6 +159,24 @@ class MatchClock:
             self.alarm_at = alarm
             with trio.CancelScope(deadline=alarm) as self.alarm:
                 await trio.sleep_forever()
+
+    def _decider_scheduled(self) -> bool:
+        """Whether the decision loop's task is scheduled to run (Trio has handed it its I/O or a checkpoint's end).
+
+        At the cpu clock's backstop, with CPU to spare. A referee kept off the
+        CPU past the backstop (a host busier than its share) wakes with the
+        deadline and the answer, if it came meanwhile, in the same pass of
+        Trio's run loop, and the two tasks run in either order: the bot used
+        less than its budget and answered, and the decision loop, run first,
+        takes the answer, as a ready line found in the pipe after a late
+        start-up check is taken. A seat whose decision loop is waiting (no
+        answer, or half a line) times out at once. The loop cannot be kept
+        scheduled for ever: a line has a length limit and writing one costs the
+        bot CPU, both checked at each look. Trio has no public call for this;
+        a Trio without the field reads as not scheduled (the timeout as before).
+        """
+        task = self.decider
+        return task is not None and getattr(task, "_next_send_fn", None) is not None
 
     def take_expired(self) -> OpenRequest:
         """The request whose deadline passed (the watchdog cancelled the loop for it); none is open after."""
