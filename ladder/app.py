@@ -54,6 +54,8 @@ _PAGE_HEADERS = {
 }
 _GAME_PAGE = re.compile(r"game-(\d{1,12})(?:\.seat-(\d))?\.html")
 _LOGIN_BYTES = 4096
+_UPLOAD_S = 300.0
+"""How long an upload may take to arrive: max_bytes at a slow link's pace."""
 
 
 class _Challenge(msgspec.Struct, forbid_unknown_fields=True):
@@ -93,6 +95,8 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
     store = ladder.store
     pages = _environment()
     guard = throttle or Throttle()
+    uploading: set[int] = set()
+    """The entrants whose upload is arriving."""
 
     def page(template: str, status: int = 200, **values: Any) -> Response:
         text = pages.get_template(template).render(ladder=ladder.config.name, **values)
@@ -291,16 +295,28 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
         if isinstance(who, Response):
             return who
         limits = ladder.config.submissions
+        if who.id in uploading:  # each upload arriving holds up to max_bytes of memory
+            return _error("an upload of yours is still arriving; send one at a time", 429)
+        uploading.add(who.id)
         try:
-            data = await read_body(request, limits.max_bytes)
+            # A deadline: an upload stalled for good (its sender's network gone) must not hold its
+            # entrant's one upload at a time for as long as the connection lingers.
+            with trio.move_on_after(_UPLOAD_S) as arriving:
+                data = await read_body(request, limits.max_bytes)
+            if arriving.cancelled_caught:
+                return _error(f"the upload took over {_UPLOAD_S:.0f} s to arrive; send it again", 408)
             digest = inspect_upload(data, limits)
         except BodyTooLarge as exc:
             return _error(str(exc), 413)
         except UploadRefused as exc:
             return _error(str(exc), 400)
-        save_upload(ladder.paths.uploads, digest, data)
+        finally:
+            uploading.discard(who.id)
         prior = (ladder.config.rating.prior_mu, ladder.config.rating.prior_sigma)
         try:
+            # No await from here to add_version: no other request of this entrant's comes in between.
+            store.check_rate(who.id, limits.per_hour)
+            save_upload(ladder.paths.uploads, digest, data)
             version = store.add_version(who.id, digest, prior, limits.per_hour)
         except RateLimited as exc:
             return _error(str(exc), 429)

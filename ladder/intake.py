@@ -51,9 +51,25 @@ def ready_bot(uploads: Path, digest: str, name: str, settings: RefereeSettings) 
     BotBuildFailed or BotSpecError with a one-line reason. Blocking: run it in a thread.
     """
     package = upload_path(uploads, digest).read_bytes()
-    folder = build_package(digest, package, name, settings)
-    built = load_bot(str(folder), check_program=False)
-    argv = resolve_program(built.command, folder, name)
+    # What referee.bots and referee.build let through of a stranger's bot.toml, said as the entrant's
+    # to fix rather than left to the intake's "the ladder could not check it".
+    try:
+        folder = build_package(digest, package, name, settings)
+        built = load_bot(str(folder), check_program=False)
+    except BotSpecError:  # a ValueError too: already the entrant's to read
+        raise
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise BotSpecError(f"{name}: its bot.toml nests arrays or tables too deeply to be read") from None
+    except ValueError as exc:  # a NUL character in the build command: the build cannot be started
+        raise BotSpecError(f"{name}: its build command could not be started: {exc}") from None
+    if any("\0" in part for part in built.command):
+        raise BotSpecError(f"{name}: its command holds a NUL character")
+    try:
+        argv = resolve_program(built.command, folder, name)
+    except OSError as exc:  # a program name too long to look up
+        raise BotSpecError(
+            f"{name}: its program {built.command[0][:100]!r} cannot be looked up ({exc.strerror})"
+        ) from None
     spec = msgspec.structs.replace(built, name=name, command=argv, cwd=str(folder), build=None)
     check_sandbox_view(spec, settings)
     return spec

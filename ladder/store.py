@@ -266,15 +266,21 @@ class LadderStore:
 
     # --- versions ------------------------------------------------------------
 
+    def check_rate(self, entrant: int, per_hour: int) -> None:
+        """RateLimited when ``entrant`` sent ``per_hour`` submissions in the last hour: asked before an
+        upload is written, so a refused one leaves nothing on disk."""
+        now = datetime.datetime.now(datetime.UTC).timestamp()
+        recent = self.db.execute(
+            "SELECT COUNT(*) FROM version WHERE entrant = ? AND submitted_at > ?", (entrant, now - 3600)
+        ).fetchone()[0]
+        if recent >= per_hour:
+            raise RateLimited(f"at most {per_hour} submissions an hour; try again later")
+
     def add_version(self, entrant: int, digest: str, prior: tuple[float, float], per_hour: int) -> VersionRow:
         """A new queued version of ``entrant`` (its upload already on disk); RateLimited past ``per_hour``."""
         now = datetime.datetime.now(datetime.UTC).timestamp()
         with self._transaction():
-            recent = self.db.execute(
-                "SELECT COUNT(*) FROM version WHERE entrant = ? AND submitted_at > ?", (entrant, now - 3600)
-            ).fetchone()[0]
-            if recent >= per_hour:
-                raise RateLimited(f"at most {per_hour} submissions an hour; try again later")
+            self.check_rate(entrant, per_hour)
             number = self.db.execute(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM version WHERE entrant = ?", (entrant,)
             ).fetchone()[0]
