@@ -12,16 +12,24 @@ tests/tournaments/cli/test_cli_startup.py checks that this stays so.
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
 
-import typer
+try:
+    from typing import Annotated
 
-from ladder.cli import app as ladder_app
-from tournaments.cli import replay, tournament, worker
-from tournaments.cli.check_bot import check_bot_command
-from tournaments.cli.common import OneLineErrors
-from tournaments.cli.play import play
-from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
+    import typer
+
+    from ladder.cli import app as ladder_app
+    from tournaments.cli import replay, tournament, worker
+    from tournaments.cli.check_bot import check_bot_command
+    from tournaments.cli.common import OneLineErrors
+    from tournaments.cli.play import play
+    from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
+except KeyboardInterrupt:
+    # Ctrl-C while famiglia is still starting (these imports take a second on a
+    # busy machine): no command has begun, so there is nothing to undo or say but that.
+    print("interrupted while starting: nothing was done", file=sys.stderr)
+    raise SystemExit(130) from None
 
 __all__ = ["app", "main"]
 
@@ -78,4 +86,8 @@ app.add_typer(ladder_app, name="ladder")
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:  # while Typer builds the commands, before any of them runs
+        print("interrupted while starting: nothing was done", file=sys.stderr)
+        raise SystemExit(130) from None

@@ -21,7 +21,14 @@ from typing import Annotated, cast, get_args
 import typer
 
 from protocol.messages import IllegalActionPolicy
-from tournaments.config.ranges import MAX_CONCURRENCY, MAX_WORKERS, count_problem, field_doc, field_problem
+from tournaments.config.ranges import (
+    MAX_CONCURRENCY,
+    MAX_WORKERS,
+    count_problem,
+    field_doc,
+    field_problem,
+    scheduler_problem,
+)
 from tournaments.config.sections import SandboxSection, TimeSection
 
 __all__ = [
@@ -144,3 +151,5 @@ def check_scheduler_option(scheduler: str | None, executor: str) -> None:
             f"--scheduler {scheduler}: the executor is {executor!r}, which uses no scheduler; "
             "add --executor dask to play on that cluster, or leave --scheduler out"
         )
+    if scheduler is not None and (problem := scheduler_problem(scheduler)) is not None:
+        raise ValueError(f"--scheduler {scheduler}: {problem}")

@@ -76,7 +76,12 @@ def parse_variants(items: list[str]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise ValueError(f"--variant {item!r}: write it as KEY=VALUE, e.g. --variant control=majority")
-        variants[key.strip()] = value.strip()
+        earlier = variants.setdefault(key.strip(), value.strip())
+        if earlier != value.strip():  # which one was meant? neither is dropped in silence
+            raise ValueError(
+                f"--variant {item!r}: {key.strip()} is already {earlier!r} (--variant {key.strip()}={earlier}); "
+                "give each variant once"
+            )
     return variants
 
 

@@ -20,6 +20,44 @@ __all__ = ["app", "describe"]
 app = typer.Typer(help="Check and read match replays.", no_args_is_help=True, cls=QuickHelp)
 
 
+def check_seats(file: Path, records: list[Any], code: int = 2) -> None:
+    """One line and exit ``code`` unless the header's seats fit its game and hold every seat the records name.
+
+    A replay edited or damaged by hand can list fewer or more seats than its
+    decisions and result use; the engine, the text and the viewer all index
+    the seats by those numbers.
+    """
+    from referee.games import UnknownGame, get_rules
+    from referee.replay import ResultRecord
+
+    seats = len(records[0].seats)
+    try:
+        rules = get_rules(records[0].game)
+    except UnknownGame:  # an uninstalled plug-in game: its seats are checked where it is installed
+        rules = None
+    if rules is not None and not rules.min_players <= seats <= rules.max_players:
+        fail(
+            f"{file}: its header lists {seats} seat{'s' if seats != 1 else ''}, but {rules.name} is for "
+            f"{rules.min_players} to {rules.max_players} players; the replay is damaged, use an unchanged copy",
+            code,
+        )
+    for record in records[1:]:
+        if isinstance(record, ResultRecord):
+            counts = {len(record.result.ranks), len(record.result.scores)}
+            if counts != {seats}:
+                fail(
+                    f"{file}: its result ranks {len(record.result.ranks)} seats, but its header lists {seats}; "
+                    "the replay is damaged, use an unchanged copy",
+                    code,
+                )
+        elif not 0 <= (seat := getattr(record, "seat", 0)) < seats:
+            fail(
+                f"{file}: decision #{getattr(record, 'request', '?')} names seat {seat}, but its header lists seats "
+                f"0 to {seats - 1}; the replay is damaged, use an unchanged copy",
+                code,
+            )
+
+
 @app.command()
 def verify(file: Annotated[Path, typer.Argument(help="a replay file written by famiglia")]) -> None:
     """Re-run a replay through the engine; exit 1 naming the first difference."""
@@ -28,6 +66,7 @@ def verify(file: Annotated[Path, typer.Argument(help="a replay file written by f
 
     with user_errors():
         records = read_replay(file)
+    check_seats(file, records, code=1)
     try:
         result = verify_replay(records)
     except ReplayMismatch as exc:
@@ -80,6 +119,7 @@ def show(
 
     with user_errors():
         records = read_replay(file)
+    check_seats(file, records)
     names: list[str] = []
     for record in records:
         match record:
@@ -138,14 +178,19 @@ def view(
     ] = None,
 ) -> None:
     """Write the replay as a web page to watch move by move (one more page per seat's view)."""
+    from referee.replay import read_replay
     from tournaments.viewer import write_viewer
 
+    if file.is_dir():  # "", "." or "/": no name to put .html on
+        fail(f"{file}: is a folder; give a replay file in it")
     page = out if out is not None else file.with_suffix(".html")
     if page.resolve() == file.resolve():
         fail(f"--out {page}: that is the replay itself; choose another file name")
     if (problem := file_target_problem(page)) is not None:
         fail(f"--out {page}: {problem}")
     with user_errors():
+        if file.is_file():  # a pipe can be read once only: by the viewer
+            check_seats(file, read_replay(file))
         written = write_viewer(file, page)
     console.print(f"viewer: {written[0]}", highlight=False)
     console.print(f"  each seat's view: {', '.join(p.name for p in written[1:])}", highlight=False)

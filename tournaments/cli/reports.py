@@ -11,7 +11,7 @@ import msgspec
 import typer
 
 from tournaments.cli.common import console, err_console, fail, print_json, user_errors
-from tournaments.config.paths import file_target_problem
+from tournaments.config.paths import file_target_problem, folder_problem
 from tournaments.markup import NAME_CHARS, shown
 
 # What reads and draws the results (the ratings fit with numpy and scipy, the
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "crosstable_command",
     "games_command",
+    "not_a_store",
     "open_store",
     "print_standings",
     "report_command",
@@ -38,11 +39,39 @@ def open_store(db: Path) -> Store:
 
     if not db.is_file():
         fail(f"{db}: no such results database; run `famiglia tournament run FILE.toml` first")
+    if (problem := not_a_store(db)) is not None:
+        fail(f"{db}: {problem}")
     with user_errors():
         store = Store(db)
         if store.tournament() is None:
             fail(f"{db}: holds no tournament")
     return store
+
+
+def not_a_store(db: Path) -> str | None:
+    """Why the file ``db`` is no results database, looked at read-only; None when it may be one.
+
+    Opening a store writes its tables into the file: a command that only reads
+    must not do that to an empty file or another program's database given by mistake.
+    """
+    import sqlite3
+    from contextlib import closing
+
+    hint = "give a results database that `famiglia tournament run` wrote"
+    try:
+        if db.stat().st_size == 0:
+            return f"an empty file, not a results database; {hint}"
+        with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as connection:
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.OperationalError:
+        return None  # a store it cannot open read-only (its folder not writable under WAL): the store says why
+    except sqlite3.DatabaseError as exc:
+        return f"cannot use as a results database: {exc}; {hint}"
+    except OSError as exc:
+        return f"cannot read: {exc.strerror}"
+    if "tournament" not in tables:
+        return f"not a famiglia results database (an SQLite file without its tables); {hint}"
+    return None
 
 
 def print_standings(report: Standings) -> None:
@@ -238,10 +267,19 @@ def report_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from tournaments.report.writer import ReportWriter
+    from tournaments.store import database_files
 
+    if db.is_dir():  # "", "." or "/": no name to put .html on
+        fail(f"--db {db}: is a folder; give the results database in it (FILE.sqlite)")
     page = out if out is not None else db.with_suffix(".html")
     if (problem := file_target_problem(page)) is not None:
         fail(f"--out {page}: {problem}")
+    if any(page.resolve() == part.resolve() for part in (*database_files(db), db.with_name(db.name + ".lock"))):
+        fail(f"--out {page}: that is the results database itself; choose another file name, e.g. --out results.html")
+    from tournaments.report.game_pages import pages_folder
+
+    if viewer and (problem := folder_problem(pages_folder(page))) is not None:
+        fail(f"--out {page}: its viewer pages go in {pages_folder(page)}, but {problem}; move it, or give --no-viewer")
     store = open_store(db)
     with user_errors():
         report = ReportWriter(store, page)

@@ -13,7 +13,7 @@ import typer
 from tournaments.cli.common import QuickHelp, console, err_console, fail, famiglia_command, user_errors
 from tournaments.cli.live import play_with_display
 from tournaments.cli.options import Concurrency, Workers, check_counts, check_scheduler_option
-from tournaments.cli.reports import print_standings
+from tournaments.cli.reports import not_a_store, print_standings
 from tournaments.config.paths import folder_problem
 from tournaments.markup import shown
 
@@ -79,6 +79,8 @@ def run(
         check_counts(concurrency, workers)
     if deals_from is not None and not deals_from.is_file():
         fail(f"--deals-from {deals_from}: no such results file" + (" (it is a folder)" if deals_from.is_dir() else ""))
+    if deals_from is not None and (problem := not_a_store(deals_from)) is not None:
+        fail(f"--deals-from {deals_from}: {problem}")  # before opening it as a store writes its tables in
     if file.is_dir():
         fail(f"{file}: is a folder; give the tournament file (TOML) in it")
     try:
@@ -95,6 +97,14 @@ def run(
     with user_errors():
         check_scheduler_option(scheduler, executor or config.executor.kind)
     db = db or file.with_suffix(".sqlite")
+    if config.replays is not None and any(
+        Path(config.replays) == part.resolve()
+        for part in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))
+    ):
+        fail(
+            f"{file}: tournament.replays: {config.replays} is where the results database goes (--db {db}); "
+            'name another folder, such as replays = "replays"'
+        )
     store = play_with_display(
         config, db, concurrency=concurrency, workers=workers, deals_from=deals_from,
         executor=executor or config.executor.kind, scheduler=scheduler or config.executor.scheduler,

@@ -27,6 +27,7 @@ from typing import Annotated
 import typer
 
 from tournaments.cli.common import QuickHelp, console, err_console, fail, user_errors
+from tournaments.config.ranges import MAX_WORKERS, count_problem, scheduler_problem
 
 __all__ = ["app", "supervise"]
 
@@ -140,6 +141,10 @@ def start(
         fail("famiglia worker needs the dask packages; install famiglia with them: pip install 'famiglia[dask]'")
     if not scheduler.startswith(("tcp://", "tls://")):
         fail(f"{scheduler!r}: give the scheduler's address as tcp://HOST:8786 or tls://HOST:8786")
+    if (problem := scheduler_problem(scheduler)) is not None:  # before Dask's own traceback says it
+        fail(f"{scheduler}: {problem}")
+    if nworkers is not None and (problem := count_problem(nworkers, low=1, high=MAX_WORKERS, what="processes")):
+        fail(f"--nworkers {nworkers}: {problem}")
     from tournaments.executors.dask_cluster import clear_text_warning
 
     tls = _tls_arguments(scheduler, tls_ca_file, tls_cert, tls_key)

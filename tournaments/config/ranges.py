@@ -13,7 +13,6 @@ puts the name in front (``tournament.time.move_ms: ...``, ``--move-ms 0: ...``).
 
 from __future__ import annotations
 
-import math
 import types
 import typing
 from typing import Annotated, Any, Literal
@@ -30,6 +29,7 @@ __all__ = [
     "count_problem",
     "field_doc",
     "field_problem",
+    "scheduler_problem",
     "seed_problem",
     "value_problem",
 ]
@@ -69,6 +69,26 @@ def seed_problem(value: object) -> str | None:
     assert isinstance(value, int)
     if not 0 <= value <= MAX_SEED:
         return f"give a whole number from 0 to {MAX_SEED} (63 bits), got {value}"
+    return None
+
+
+def scheduler_problem(address: str) -> str | None:
+    """What is wrong with a Dask scheduler's address: ``--scheduler`` and ``[tournament.executor] scheduler``.
+
+    Only the form of a tcp:// or tls:// address (Dask's default when none is
+    named) is checked here, before anything runs; whether a scheduler answers
+    there is found out when the run reaches it.
+    """
+    scheme, named, location = address.strip().partition("://")
+    if not named:
+        scheme, location = "tcp", address.strip()
+    if scheme not in ("tcp", "tls"):
+        return None  # Dask's other transports: Dask reads them
+    host, colon, port = location.rpartition(":")
+    if not colon or not host or host.startswith("[") != host.endswith("]") or not port.isdigit():
+        return f'expected an address like "tcp://HOST:8786" (a host and its port), got {address!r}'
+    if not 1 <= int(port) <= 65535:
+        return f"the port must be 1 to 65535, got {port}"
     return None
 
 
@@ -137,8 +157,9 @@ def _explain(annotation: Any, meta: msgspec.Meta, value: object) -> str:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"expected a number, got {value!r}"
         shown = f"{value:g}"
-        if not math.isfinite(value) or meta.ge is not None and meta.le is not None:
+        if meta.ge is not None and meta.le is not None:
             return f"must be {'an ' + words if words else 'a number'} from {meta.ge:g} to {meta.le:g}, got {shown}"
+        # Bounds left open (alpha: between 0 and 0.5); nan and inf are outside them too
         return f"must be between {meta.gt:g} and {meta.lt:g}, got {shown}"
     if isinstance(value, bool) or not isinstance(value, int):
         if number is not int and meta.ge is None:

@@ -70,7 +70,7 @@ from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.sandbox.runtimes import runtime_problem
 from tournaments.config.paths import folder_problem
-from tournaments.config.ranges import MAX_GAMES, seed_problem, value_problem
+from tournaments.config.ranges import MAX_GAMES, scheduler_problem, seed_problem, value_problem
 from tournaments.config.sections import (
     FORMAT_KEYS,
     ExecutorSection,
@@ -193,10 +193,22 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 _TOURNAMENT_KEYS = {"name", "game", "variants", "seed", "replays", "illegal_action", *_SECTIONS}
 
 
+MAX_FILE_BYTES = 16 * 2**20
+"""The most of a tournament file read: far past any real one (entrants are a few lines each)."""
+
+
 def load_tournament(path: Path) -> TournamentConfig:
     """Read and validate a tournament file; ConfigProblems lists everything wrong."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # At most a bound's worth: /dev/zero or an endless pipe given by mistake must not fill the memory.
+        with path.open("rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ConfigProblems(
+                str(path),
+                [f"more than {MAX_FILE_BYTES // 2**20} MiB; a tournament file is a page of TOML: give that file"],
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ConfigProblems(str(path), ["no such file"]) from None
     except OSError as exc:
@@ -336,7 +348,11 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     if raw_sizes is None:
         problems.append("tournament.table_size: missing (how many bots sit at each table)")
     elif not isinstance(raw_sizes, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in raw_sizes):
-        problems.append(f"{where('format.table_sizes')}: expected a list of integers, got {raw_sizes!r}")
+        if sizes_at.endswith(".table_size") and isinstance(raw_sizes, list) and len(raw_sizes) == 1:
+            # table_size = "4" is read as table_sizes = ["4"]: the message quotes what was written
+            problems.append(f"{sizes_at}: expected a whole number of players, such as 4, got {raw_sizes[0]!r}")
+        else:
+            problems.append(f"{sizes_at}: expected a list of integers, got {raw_sizes!r}")
     elif not raw_sizes:
         problems.append(f"{sizes_at}: empty; give at least one table size")
     else:
@@ -393,6 +409,8 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         problems.append(
             f'{where("executor.scheduler")}: expected an address like "tcp://HOST:8786", got {executor.scheduler!r}'
         )
+    elif executor.scheduler is not None and (problem := scheduler_problem(executor.scheduler)) is not None:
+        problems.append(f"{where('executor.scheduler')}: {problem}")
     total = 0 if problems else _games_planned(fmt, len(entrants))
     if total > MAX_GAMES:
         problems.append(
@@ -434,6 +452,9 @@ def _entrants(raw_entrants: object, base: Path, problems: list[str]) -> tuple[li
             problems.append(unknown_key(f"{where}.{key}", key, ("name", "bot")))
         entrant_name = raw.get("name")
         bot_text = raw.get("bot")
+        if entrant_name is not None and not isinstance(entrant_name, str):
+            problems.append(f'{where}.name: expected text in quotes, got {entrant_name!r}; write name = "..."')
+            continue
         if not isinstance(entrant_name, str) or not entrant_name.strip():
             problems.append(f"{where}.name: missing or empty")
             continue
@@ -441,6 +462,11 @@ def _entrants(raw_entrants: object, base: Path, problems: list[str]) -> tuple[li
         if entrant_name in seen:
             problems.append(f"{where}: the name is used twice")
         seen.add(entrant_name)
+        if bot_text is not None and not isinstance(bot_text, str):
+            problems.append(
+                f"{where}.bot: expected text in quotes (a folder with bot.toml, or a command line), got {bot_text!r}"
+            )
+            continue
         if not isinstance(bot_text, str) or not bot_text.strip():
             problems.append(f"{where}.bot: missing (a folder with bot.toml, or a command line)")
             continue
