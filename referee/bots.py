@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -122,6 +123,31 @@ def _read_manifest(path: Path) -> str:
         raise BotSpecError(f"{path}: not UTF-8 text (byte {exc.start}); save bot.toml as UTF-8") from None
 
 
+_EXAMPLE = 'name = "mybot" and command = "python3 bot.py"'
+_SHAPES = {
+    "name": 'text in quotes, e.g. name = "mybot"',
+    "language": 'text in quotes, e.g. language = "python"',
+    "description": "text in quotes",
+    "command": 'text in quotes, e.g. command = "python3 bot.py", or a list of words',
+    "build": 'text in quotes, e.g. build = "gcc -O2 -o bot bot.c", or a list of words',
+}
+
+
+def _manifest_problem(message: str, raw: dict[str, object]) -> str:
+    """msgspec's words for a bot.toml of the wrong shape, said for the bot's author: the key, what it takes."""
+    if missing := re.fullmatch(r"Object missing required field `(\w+)`", message):
+        return f"no {missing[1]} in it; a bot.toml needs at least {_EXAMPLE}"
+    if wrong := re.fullmatch(r"Expected `.+`, got `.+` - at `\$\.(\w+)(?:\[\d+\])?`", message):
+        key = wrong[1]
+        value = raw.get(key)
+        if isinstance(value, list):
+            shown = "a list with something other than text in it" if key in ("command", "build") else "a list"
+        else:
+            shown = repr(value)[:80]
+        return f"{key} must be {_SHAPES.get(key, 'text in quotes')}, not {shown}"
+    return message
+
+
 def load_bot(text: str, *, base: Path | None = None, check_program: bool = True) -> BotSpec:
     """A bot from a folder with ``bot.toml`` or from a command line.
 
@@ -134,6 +160,10 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
     path = root / text
     if path.is_dir():
         manifest_path = path / "bot.toml"
+        if manifest_path.is_dir():
+            raise BotSpecError(
+                f"{manifest_path}: a folder, not a file; bot.toml is a file of a few lines (docs/bots.md)"
+            )
         if not manifest_path.is_file():
             resolved = "" if os.path.isabs(text) else f" ({path.resolve()})"
             raise BotSpecError(f"{text}: folder{resolved} has no bot.toml; add one or pass a command line in quotes")
@@ -144,7 +174,7 @@ def load_bot(text: str, *, base: Path | None = None, check_program: bool = True)
         except tomllib.TOMLDecodeError as exc:
             raise BotSpecError(f"{manifest_path}: not valid TOML: {exc}") from None
         except msgspec.ValidationError as exc:
-            raise BotSpecError(f"{manifest_path}: {exc}") from None
+            raise BotSpecError(f"{manifest_path}: {_manifest_problem(str(exc), raw)}") from None
         cwd = path.resolve()
         build = _split(manifest.build) if manifest.build else None
         if build and build[0] in ("python", "python3"):
