@@ -24,6 +24,7 @@ from referee.games.base import ChanceDraw, ChanceMismatch, IllegalAction, Script
 from referee.private import create_private, make_private_dirs
 
 __all__ = [
+    "MAX_REPLAY_BYTES",
     "REPLAY_FORMAT",
     "ActionRecord",
     "ChanceRecord",
@@ -278,12 +279,19 @@ def replay_mismatch(path: Path, tournament: str, game: int) -> str | None:
     return f"{path} is match {header.match!r}, not this game ({expected!r}); not linked"
 
 
+MAX_REPLAY_BYTES = 256 << 20
+"""The most of a file read as a replay: a long game's is a few MiB; /dev/zero or an endless pipe has no end."""
+
+
 def read_replay(path: Path) -> list[ReplayRecord]:
     """Every record of a replay file; ReplayError names the bad line."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            data = file.read(MAX_REPLAY_BYTES + 1)
     except OSError as exc:
         raise ReplayError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(data) > MAX_REPLAY_BYTES:
+        raise ReplayError(f"{path}: over {MAX_REPLAY_BYTES >> 20} MiB, more than any replay famiglia writes")
     records: list[ReplayRecord] = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():

@@ -21,6 +21,7 @@ import msgspec
 from referee.games import get_rules
 from referee.games.base import ChanceDraw, ChanceMismatch, GameState, IllegalAction, ScriptedChance
 from referee.replay import (
+    MAX_REPLAY_BYTES,
     REPLAY_FORMAT,
     ActionRecord,
     ChanceRecord,
@@ -72,9 +73,12 @@ def read_lenient(path: Path) -> tuple[Header, list[tuple[int, ReplayRecord]], Pr
     NotAReplay when the file cannot be read or does not start with a replay header.
     """
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            data = file.read(MAX_REPLAY_BYTES + 1)
     except OSError as exc:
         raise NotAReplay(f"{path}: cannot read: {exc.strerror}") from None
+    if len(data) > MAX_REPLAY_BYTES:
+        raise NotAReplay(f"{path}: over {MAX_REPLAY_BYTES >> 20} MiB, more than any replay famiglia writes")
     lines = [(number, line) for number, line in enumerate(data.splitlines(), start=1) if line.strip()]
     if not lines:
         raise NotAReplay(f"{path}: empty file; give a replay written by `famiglia play --replay` or a tournament")

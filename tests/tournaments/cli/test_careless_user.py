@@ -288,3 +288,19 @@ def test_a_worker_start_that_cannot_work_is_one_line_before_any_dask_worker_star
     done = runner.invoke(app, ["worker", "start", *args])
     assert done.exit_code == 2, done.output
     assert said in _one_error_line(done.output)
+
+
+@pytest.mark.parametrize("command", [["replay", "show"], ["replay", "verify"], ["replay", "view"]])
+def test_an_endless_file_given_as_a_replay_is_refused_past_the_bound(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /dev/zero has no end: every replay command read it whole into memory. The bound is 256 MiB;
+    # here it is 1 MiB, so that the test reads no more than that of it.
+    monkeypatch.setattr("referee.replay.MAX_REPLAY_BYTES", 1 << 20)
+    monkeypatch.setattr("tournaments.viewer.build.MAX_REPLAY_BYTES", 1 << 20)
+    extra = ["--out", str(tmp_path / "zero.html")] if command[-1] == "view" else []
+    result = runner.invoke(app, [*command, "/dev/zero", *extra])
+    assert result.exit_code != 0
+    assert (
+        _one_error_line(result.output) == "famiglia: error: /dev/zero: over 1 MiB, more than any replay famiglia writes"
+    )
