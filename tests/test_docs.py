@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -289,9 +291,34 @@ cores, took over 120 s beside 8 busy loops and the rest of the suite): not a lim
 def _run(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("COLUMNS", None)
-    return subprocess.run(
-        ["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=_HANG_S, check=False
-    )
+    # In a session of its own, so that whatever the block leaves behind (a server it started in
+    # the background, when it runs past the guard) is found by its session and stopped.
+    argv = ["bash", "-c", script]
+    with subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as process:
+        try:
+            out, err = process.communicate(timeout=_HANG_S)
+        finally:
+            _stop_session(process.pid)
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+def _stop_session(session: int) -> None:
+    """SIGKILL every process left in ``session`` (a process group leader's pid as its session id)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # The fields after the command's closing parenthesis: state, ppid, pgrp, session, ...
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def _workspace_with_files(files: dict[str, str], base: Path) -> Path:
@@ -383,3 +410,14 @@ def test_docs_bots_md_lists_exactly_the_environment_a_bot_gets() -> None:
 
     assert listed == set(settings._INHERITED_ENV)
     assert added == {(k, v) for k, v in environment.items() if k not in settings._INHERITED_ENV}
+
+
+def test_a_block_leaves_nothing_running_behind_it(tmp_path: Path) -> None:
+    # A block that starts a server in the background and then ends, or runs past its guard, must not
+    # leave the server running for the rest of the suite (one did, for an hour, beside busy loops).
+    done = _run("set -m; sleep 600 > /dev/null 2>&1 & echo $!", tmp_path)
+    left = Path(f"/proc/{int(done.stdout.strip())}/stat")
+    deadline = time.monotonic() + 30
+    while left.exists() and left.read_text().rsplit(")", 1)[1].split()[0] != "Z":  # gone, or dead and not yet reaped
+        assert time.monotonic() < deadline, "the block's background job is still running"
+        time.sleep(0.01)
