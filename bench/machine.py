@@ -37,8 +37,9 @@ def host_cpu_group_procs() -> str | None:
     # Imported here: the other helpers of this module need none of famiglia's packages.
     from referee.sandbox.cgroups import cgroup_support
 
-    home = cgroup_support().parents.get("cpu_bound")
-    if cgroup_support().version != "v1" or home is None:
+    support = cgroup_support()
+    home = support.parents.get("cpu_bound")
+    if support.version != "v1" or home is None:
         return None
     if not os.path.basename(home).startswith(f"famiglia-referee-{os.getpid()}-"):
         return None  # a group this process did not make (a worker's): not the host's to return to

@@ -26,6 +26,7 @@ import pytest
 
 from referee import settings
 from referee.settings import RefereeSettings
+from tests.conftest import live_processes
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted(
@@ -284,8 +285,8 @@ def _script(block: Block, check: Check) -> str:
 
 
 _HANG_S = 900
-"""A guard against a block that never ends, far past what any block takes (the longest, 25 s on 2 idle
-cores, took over 120 s beside 8 busy loops and the rest of the suite): not a limit on a slow machine."""
+"""A guard against a block that never ends, far past what any block takes (at most about 25 s on 2 idle
+cores; beside 8 busy loops and the rest of the suite one took over 120 s): not a limit on a slow machine."""
 
 
 def _run(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -306,17 +307,10 @@ def _run(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def _stop_session(session: int) -> None:
     """SIGKILL every process left in ``session`` (a process group leader's pid as its session id)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            # The fields after the command's closing parenthesis: state, ppid, pgrp, session, ...
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
+    for pid, _, fields in live_processes():  # fields: state, ppid, pgrp, session, ...
         if int(fields[3]) == session:
             try:
-                os.kill(int(entry.name), signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import signal
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.ladder.conftest import register, start_server, stop, submit, wait_for
+
+if TYPE_CHECKING:
+    import subprocess
 
 pytestmark = pytest.mark.slow
 
@@ -28,13 +32,23 @@ def versions(db: Path) -> list[tuple[int, str]]:
         return connection.execute("SELECT id, state FROM version ORDER BY id").fetchall()
 
 
-def test_a_killed_server_keeps_every_finished_game_once_and_plays_the_interrupted_ones_again(tmp_path: Path) -> None:
+def serving_three(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen[str]]:
+    """A ladder of three entrants with two games at a time, served, each entrant's random bot submitted:
+    (the ladder file, its store, the server's process)."""
     ladder, tokens = register(tmp_path, ["ann", "bob", "cat"], concurrency=2)
-    db = ladder.with_suffix(".sqlite")
     process, url = start_server(ladder)
     try:
         for name in tokens:
             assert submit(url, tokens[name], "random_py").returncode == 0
+    except BaseException:
+        stop(process, signal.SIGKILL)
+        raise
+    return ladder, ladder.with_suffix(".sqlite"), process
+
+
+def test_a_killed_server_keeps_every_finished_game_once_and_plays_the_interrupted_ones_again(tmp_path: Path) -> None:
+    ladder, db, process = serving_three(tmp_path)
+    try:
         wait_for(lambda: list(game_states(db).values()).count("done") >= 2, "two finished games")
         wait_for(lambda: "running" in game_states(db).values(), "a game in play")
     finally:
@@ -61,12 +75,8 @@ def test_a_killed_server_keeps_every_finished_game_once_and_plays_the_interrupte
 
 
 def test_ctrl_c_with_games_in_play_leaves_them_pending_without_their_replays(tmp_path: Path) -> None:
-    ladder, tokens = register(tmp_path, ["ann", "bob", "cat"], concurrency=2)
-    db = ladder.with_suffix(".sqlite")
-    process, url = start_server(ladder)
+    _, db, process = serving_three(tmp_path)
     try:
-        for name in tokens:
-            assert submit(url, tokens[name], "random_py").returncode == 0
         wait_for(lambda: "running" in game_states(db).values(), "a game in play")
     finally:
         code = stop(process, signal.SIGINT)
