@@ -11,12 +11,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import trio
 import trio.testing
 
 from protocol.messages import TimeControl
 from referee.match import MatchSpec, run_match
 from referee.settings import RefereeSettings
-from tests.referee.fakes import HANG, ScriptedBot, after, passer, passing
+from tests.referee.fakes import HANG, PipeBot, ScriptedBot, after, passer, passing, pipe_passing
 
 SPEC = MatchSpec(game="vendetta", seed=11)
 # A budget of 100 ms of CPU per request (no bank, no margin); the wall-time backstop at 5 x 100 ms.
@@ -67,3 +68,31 @@ async def test_a_seat_silent_past_the_backstop_times_out_on_wall_time_though_the
         f"no answer to request {termination.request} within 500 ms of wall time, "
         "the cpu clock's bound for a bot that sleeps or blocks (5 x its 100 ms)"
     )
+
+
+async def test_a_seat_trickling_half_a_line_past_the_backstop_times_out_there() -> None:
+    # (Real time: the referee's quick-answer poll busy-waits on the clock, which a mock clock never moves.)
+    # A hostile seat that uses no CPU and sends a byte of its answer every 10 ms, never the newline:
+    # each byte makes the decision loop runnable, and the watchdog lets it go first at the backstop.
+    # It must still time out there, not be waited for as long as the bytes come.
+    def trickle(message: dict[str, Any]) -> list[bytes | float]:
+        if message["type"] == "request":
+            return [item for _ in range(2000) for item in (0.01, b" ")]
+        return pipe_passing(message)
+
+    async with trio.open_nursery() as nursery:
+        trickler = PipeBot(trickle, nursery, name="trickler")
+        used = itertools.count(0, 10_000)
+        trickler.meter = used.__next__
+        bots = [trickler, PipeBot(pipe_passing, nursery, name="a"), PipeBot(pipe_passing, nursery, name="b")]
+        began = trio.current_time()
+        try:
+            record = await run_match(SPEC, bots, CPU_CLOCK)
+        finally:
+            nursery.cancel_scope.cancel()
+            for bot in bots:
+                await bot.aclose()
+    (termination,) = record.result.terminations
+    assert (termination.seat, termination.kind) == (0, "timeout")
+    assert "within 500 ms of wall time" in termination.reason
+    assert trio.current_time() - began < 15  # the backstop's 0.5 s, not the trickle's 20 s
