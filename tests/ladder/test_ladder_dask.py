@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from ladder.loop import Ladder
 from ladder.store import new_token
 from referee.bot_folder import pack_folder
 from tests.ladder.helpers import SAMPLE_BOTS, write_ladder
+from tests.ports import free_port
 from tests.tournaments.executors.dask_settings import quiet_environment
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ async def test_a_worker_killed_mid_game_loses_nothing_and_records_nothing_twice(
 def restartable_cluster(bot_cache: Path) -> Iterator[tuple[str, Callable[[], None], Callable[[], None]]]:
     """A ``dask scheduler`` process and ``famiglia worker start`` with one worker, on 127.0.0.1:
     (the address, kill the scheduler, start it again on the same port)."""
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, **quiet_environment(), "FAMIGLIA_BOT_CACHE": str(bot_cache)}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env, "start_new_session": True}
@@ -290,12 +290,6 @@ def test_ladder_serve_with_the_dask_executor_plays_and_a_killed_server_restarts_
     assert len(replays) == list(after.values()).count("done")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _serve(ladder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tournaments.cli", "ladder", "serve", str(ladder), "--port", "0", *extra],
@@ -320,7 +314,7 @@ def test_the_dask_executor_without_a_scheduler_is_one_line(tmp_path: Path) -> No
 
 def test_an_unreachable_scheduler_is_one_line_within_seconds(tmp_path: Path) -> None:
     ladder = write_ladder(tmp_path)
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    address = f"tcp://127.0.0.1:{free_port()}"
     began = time.monotonic()
     done = _serve(ladder, "--executor", "dask", "--scheduler", address)
     took = time.monotonic() - began
@@ -339,7 +333,7 @@ def test_a_tls_scheduler_without_the_servers_certificate_says_which_settings_to_
     env_free = {key: value for key, value in os.environ.items() if "DASK_DISTRIBUTED__COMM__TLS" not in key}
     done = subprocess.run(
         [sys.executable, "-m", "tournaments.cli", "ladder", "serve", str(ladder), "--port", "0",
-         "--executor", "dask", "--scheduler", f"tls://127.0.0.1:{_free_port()}"],
+         "--executor", "dask", "--scheduler", f"tls://127.0.0.1:{free_port()}"],
         capture_output=True, text=True, timeout=120, check=False, env=env_free,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr

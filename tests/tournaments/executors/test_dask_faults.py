@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ pytest.importorskip("distributed")
 
 from distributed import Client, Future, LocalCluster, WorkerPlugin
 
+from tests.ports import free_port
 from tests.tournaments.executors.dask_settings import quiet_environment
 from tests.tournaments.executors.test_dask_executor import (
     assert_no_bot_left,
@@ -53,9 +53,7 @@ def separate_cluster() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     nanny): what dies here is the scheduler, which ends its worker either way,
     and one process starts in a third of the time of a nanny and two workers.
     """
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask = [sys.executable, "-m", "dask"]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": {**os.environ, **quiet_environment()}}
