@@ -27,11 +27,12 @@ from pathlib import Path
 
 from referee.bots import BotSpecError
 
-__all__ = ["MAX_PACKAGE_BYTES", "make_safe_for_host", "pack_folder", "remove_tree", "unpack_package", "walk_entries"]
+__all__ = ["MAX_PACKAGE_BYTES", "SKIPPED_NAMES", "make_safe_for_host", "pack_folder", "remove_tree", "unpack_package", "walk_entries"]
 
 MAX_PACKAGE_BYTES = 256 << 20
 """The largest bot folder packed (a build cache entry, a package for a Dask worker)."""
-_SKIPPED = {"__pycache__", ".git", ".mypy_cache", ".pytest_cache"}
+SKIPPED_NAMES = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache"})
+"""What a bot folder's package leaves out, with all it holds: caches and version control, not the bot."""
 
 
 def walk_entries(folder: Path, *, skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.stat_result]]:
@@ -62,7 +63,7 @@ def pack_folder(folder: Path) -> tuple[str, bytes]:
     """
     buffer = io.BytesIO()
     paths = sorted(
-        (path for path, info in walk_entries(folder, skip=frozenset(_SKIPPED)) if _packable(info.st_mode)),
+        (path for path, info in walk_entries(folder, skip=SKIPPED_NAMES) if _packable(info.st_mode)),
         key=lambda path: Path(path).relative_to(folder).parts,
     )
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:

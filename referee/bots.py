@@ -45,6 +45,9 @@ class BotSpec(msgspec.Struct, frozen=True, kw_only=True):
     cwd: str
     build: list[str] | None = None
     language: str = ""
+    pin: str | None = None
+    """The content fingerprint a run recorded this bot's games under (``referee.pinning``): every process
+    start checks the files still have it. None: not pinned (a single match, a ladder's immutable upload)."""
 
 
 class _Manifest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -37,6 +37,7 @@ import msgspec
 from protocol.untrusted import bounded
 from referee.bot_folder import make_safe_for_host, pack_folder, remove_tree, unpack_package
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
+from referee.pinning import BotChangedDuringRun
 from referee.sandbox import prepare_build
 from referee.sandbox.view import foreign_program, unreadable_by_others
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
@@ -168,10 +169,13 @@ def build_bot(
         digest, package = pack_folder(Path(spec.cwd))
     except OSError as exc:
         raise BotSpecError(f"{spec.name}: its folder {spec.cwd} could not be read: {exc.strerror or exc}") from None
+    if spec.pin is not None and spec.pin != "folder:" + digest:
+        raise BotChangedDuringRun(spec.name, spec.pin, "folder:" + digest)
     folder = build_package(digest, package, spec.name, settings, timeout_s=timeout_s)
     built = load_bot(str(folder), check_program=False)
     argv = resolve_program(built.command, folder, spec.name)
-    return msgspec.structs.replace(spec, command=argv, cwd=str(folder), build=None)
+    # The copy is named by the content just checked: it needs no pin after this.
+    return msgspec.structs.replace(spec, command=argv, cwd=str(folder), build=None, pin=None)
 
 
 def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> None:

@@ -29,6 +29,7 @@ import trio
 from referee.bots import BotSpec
 from referee.channel import ChannelBase
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
+from referee.pinning import check_pin
 from referee.pipe import LineReader, StreamClosed, write_now
 from referee.sandbox import Launch, kill_strays, prepare_launch
 from referee.settings import RefereeSettings
@@ -464,9 +465,11 @@ async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[Bo
     """Start ``spec`` in its sandbox and yield it; on exit, the process and its group are gone.
 
     BotCrashed when it cannot be started; SandboxUnavailable (a ValueError)
-    when ``settings.sandbox`` cannot run on this machine.
+    when ``settings.sandbox`` cannot run on this machine; BotChangedDuringRun (a
+    ValueError) when its files no longer have the content its run pinned.
     """
     raise_open_file_limit()
+    check_pin(spec)  # the code this process runs is the code its games are recorded under
     launch = prepare_launch(spec, settings)
     try:
         try:

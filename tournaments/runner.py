@@ -46,7 +46,7 @@ from tournaments.executors.base import (
 from tournaments.executors.inprocess import InProcessExecutor
 from tournaments.executors.processes import ProcessExecutor
 from tournaments.lifecycle.opening import Opened, open_tournament
-from tournaments.lifecycle.versions import settle_versions
+from tournaments.lifecycle.versions import pinned_bots, settle_versions
 from tournaments.playing import prepare_replays, settings_for
 from tournaments.schedule import ScheduledGame
 from tournaments.sprt import Sprt, pair_score
@@ -223,7 +223,7 @@ async def run_pending(
     prepare_replays(config, tournament, pending)
     work = TournamentWork(
         config=config,
-        bots=[entrant.bot for entrant in config.entrants],
+        bots=[entrant.bot for entrant in config.entrants] if versions is None else pinned_bots(store, config, versions),
         settings=settings_for(config),
         tournament=tournament,
         concurrency=max(1, concurrency),

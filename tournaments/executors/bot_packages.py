@@ -26,7 +26,7 @@ from referee.bots import BotSpec, BotSpecError, load_bot, resolve_program
 from referee.build import build_package, check_sandbox_view
 from referee.settings import RefereeSettings
 
-__all__ = ["ShippedBot", "is_folder_bot", "ready_on_worker"]
+__all__ = ["ShippedBot", "ready_on_worker"]
 
 
 class ShippedBot(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,18 +39,6 @@ class ShippedBot(msgspec.Struct, frozen=True, kw_only=True):
     """The SHA-256 of the packed folder, or None for a command line that must exist on the workers."""
     host_python: str = ""
     """The host's interpreter: a command that starts with it means "python" (the worker's own)."""
-
-
-def is_folder_bot(spec: BotSpec) -> bool:
-    """Whether ``spec`` was given as a folder with bot.toml (not a command line run in some folder)."""
-    manifest = Path(spec.cwd) / "bot.toml"
-    if not manifest.is_file():
-        return False
-    try:
-        from_folder = load_bot(spec.cwd, check_program=False)
-    except BotSpecError:
-        return False
-    return from_folder.command == spec.command
 
 
 def ready_on_worker(shipped: ShippedBot, package: bytes | None, settings: RefereeSettings) -> BotSpec:

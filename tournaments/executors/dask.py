@@ -53,9 +53,10 @@ from distributed import Client, Future, KilledWorker
 
 from protocol.untrusted import bounded
 from referee.bot_folder import pack_folder
+from referee.pinning import BotChangedDuringRun, is_folder_bot
 from referee.private import make_private_dirs, write_private
 from tournaments.executors.base import STOPS_THE_RUN, GameDone, GameFailed, Report, TournamentWork, WorkerFailed
-from tournaments.executors.bot_packages import ShippedBot, is_folder_bot
+from tournaments.executors.bot_packages import ShippedBot
 from tournaments.executors.dask_cluster import (
     DaskUnreachable,
     WrongFamiglia,
@@ -92,6 +93,9 @@ def ship_entrants(work: TournamentWork) -> tuple[list[ShippedBot], dict[str, byt
                 packages[digest] = data
                 by_folder[spec.cwd] = digest
             digest = by_folder[spec.cwd]
+            # The package is named by its content: checked against the run's pin here, it needs none on a worker.
+            if spec.pin is not None and spec.pin != "folder:" + digest:
+                raise BotChangedDuringRun(spec.name, spec.pin, "folder:" + digest)
         shipped.append(ShippedBot(name=spec.name, spec=spec, package=digest, host_python=sys.executable))
     return shipped, packages
 

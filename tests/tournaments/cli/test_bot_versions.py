@@ -78,3 +78,47 @@ def test_new_version_of_a_name_that_is_no_entrant_is_one_line(tmp_path: Path) ->
     lines = [line for line in output.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, output
     assert "--new-version 'p9': no entrant of this tournament has that name; entrants: p0, p1, p2" in lines[0]
+
+
+SELF_EDITING = """
+with open(__file__, "a") as me:  # an edit in place while the run goes on, as a person saving a file would
+    me.write("# edited while the run played\\n")
+"""
+
+
+def test_a_bot_edited_during_a_run_stops_it_by_name_and_its_finished_games_keep_the_version_that_played(
+    tmp_path: Path,
+) -> None:
+    toml = tournament(tmp_path, 2)
+    bot = tmp_path / "mine" / "bot.py"
+    bot.write_text(bot.read_text() + SELF_EDITING)
+    # A fresh process per game, one game at a time: the second start of p0 meets its edited file.
+    toml.write_text(
+        toml.read_text().replace(
+            "[[entrant]]",
+            '[tournament.executor]\nconcurrency = 1\nreuse_processes = false\n[tournament.sandbox]\nlevel = "none"\n'
+            "[[entrant]]",
+            1,
+        )
+    )
+    db = toml.with_suffix(".sqlite")
+    code, output = run(toml)
+    errors = output.split("famiglia: error: ")[1:]  # after the live table, which ends without a newline here
+    assert code == 2 and len(errors) == 1 and len(errors[0].strip().splitlines()) == 1, output
+    assert errors[0].startswith("entrant 'p0''s bot changed during this run"), output
+    assert "run the same command to go on" in errors[0] and "--new-version p0" in errors[0], output
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+        played = connection.execute("SELECT version, COUNT(*) FROM seat WHERE entrant = 0 GROUP BY version").fetchall()
+        versions = connection.execute("SELECT COUNT(*) FROM bot_version WHERE entrant = 0").fetchone()[0]
+    # The file changes once its first process has read it: what that process (and any started with it) played
+    # is the pinned code's, as version 1; no process started after the edit played.
+    assert len(played) == 1 and played[0][0] == 1 and 1 <= played[0][1] < 12, played
+    assert versions == 1
+
+    # The second of the two ways on: the edited bot recorded as a new version. It edits itself
+    # again at every start, so this run stops too, after its first game as version 2.
+    code, output = run(toml, "--new-version", "p0")
+    assert "entrant 'p0''s bot changed during this run" in output, output
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+        played = connection.execute("SELECT version, COUNT(*) FROM seat WHERE entrant = 0 GROUP BY version").fetchall()
+    assert len(played) == 2 and played[1][0] == 2 and played[1][1] >= 1, (played, output)
