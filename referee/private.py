@@ -14,7 +14,15 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["PRIVATE_DIR", "PRIVATE_FILE", "create_private", "make_private_dirs", "tighten", "write_private"]
+__all__ = [
+    "PRIVATE_DIR",
+    "PRIVATE_FILE",
+    "create_private",
+    "make_private_dirs",
+    "opened_warning",
+    "tighten",
+    "write_private",
+]
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -74,11 +82,36 @@ def write_private(path: Path, data: bytes, *, replace: bool = True) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def tighten(path: Path) -> None:
-    """Make an existing file of ours 0600 (one an older famiglia wrote more open)."""
+def tighten(path: Path) -> int | None:
+    """Make an existing file or folder of ours the owner's alone (0600, 0700); the mode it had if it was open.
+
+    An older famiglia wrote some files more open, and a host who runs ``chmod -R o+rX`` over a
+    checkout (to open a bot folder to the sandbox's uids) opens the results beside it too.
+    None when nothing was changed: already private, someone else's, or neither file nor folder.
+    """
     try:
         info = path.lstat()
     except FileNotFoundError:
-        return
-    if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077:
+        return None
+    if info.st_uid != os.geteuid() or not info.st_mode & 0o077:
+        return None
+    if stat.S_ISREG(info.st_mode):
         os.chmod(path, PRIVATE_FILE)
+    elif stat.S_ISDIR(info.st_mode):
+        os.chmod(path, PRIVATE_DIR)
+    else:
+        return None
+    return stat.S_IMODE(info.st_mode)
+
+
+def opened_warning(tightened: list[tuple[Path, int]]) -> str | None:
+    """One line for the host about files of theirs that others could read, now closed again; None if none."""
+    if not tightened:
+        return None
+    named = ", ".join(f"{path} (was {mode:04o})" for path, mode in tightened[:3])
+    more = f" and {len(tightened) - 3} more" if len(tightened) > 3 else ""
+    return (
+        f"warning: {named}{more} could be read by other users, and results and replays hold whole deals: "
+        "famiglia made them the owner's alone again; open only a bot's own folder to others "
+        "(chmod -R o+rX path/to/bot), never a folder of results"
+    )

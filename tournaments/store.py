@@ -228,10 +228,10 @@ def database_files(path: Path) -> tuple[Path, Path, Path]:
     return path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
 
 
-def tighten_database(path: Path) -> None:
-    """The database's file and its -wal and -shm files made the owner's alone (as an older famiglia left them open)."""
-    for name in database_files(path):
-        tighten(name)
+def tighten_database(path: Path) -> list[tuple[Path, int]]:
+    """The database's file and its -wal and -shm files made the owner's alone; [(path, its old mode)] if one was open."""
+    opened = [mode for name in database_files(path) if (mode := tighten(name)) is not None]
+    return [(path, opened[0])] if opened else []
 
 
 def remove_empty_store(path: Path) -> None:
@@ -261,8 +261,9 @@ class Store:
             self.db.executescript(_SCHEMA)
             self._make_identity()
             self._make_versions()
-            # A store an older famiglia made readable by all becomes the host's alone.
-            tighten_database(path)
+            # A store an older famiglia made readable by all, or a host's chmod -R opened, becomes the
+            # host's alone again; the command says so (opened_warning).
+            self.tightened = tighten_database(path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: cannot use as a results database: {exc}") from None
         except OSError as exc:

@@ -101,3 +101,37 @@ def test_famiglia_play_writes_its_replay_and_stderr_0600(tmp_path: Path) -> None
     assert mode(tmp_path / "new") == 0o700
     assert mode(replay) == 0o600
     assert mode(replay.with_name("r.jsonl.seat0.stderr")) == 0o600
+
+
+@pytest.mark.parametrize("umask", [0o002, 0o022])
+def test_a_hosts_chmod_over_the_checkout_is_undone_and_said_at_the_next_command(tmp_path: Path, umask: int) -> None:
+    # docs/sandbox.md asks a host to open a bot's folder to the sandbox's uids; one who runs
+    # `chmod -R o+rX` over the whole checkout opens the results and replays beside the bots too.
+    os.umask(umask)
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        '[tournament]\nname = "perm"\ngame = "vendetta"\ntable_size = 3\nrepetitions = 1\nreplays = "runs/replays"\n'
+        + "".join(f'[[entrant]]\nname = "p{i}"\nbot = "{PASSER}"\n' for i in range(3))
+    )
+    db = tmp_path / "runs" / "t.sqlite"
+    ran = CliRunner().invoke(app, ["tournament", "run", str(toml), "--db", str(db), "--workers", "1"])
+    assert ran.exit_code == 0, ran.output
+    assert "warning:" not in ran.output, "nothing was open: nothing to say"
+    folder = tmp_path / "runs" / "replays" / Store(db).tournament_id()
+    assert mode(db) == 0o600 and mode(folder) == 0o700 and mode(tmp_path / "runs") == 0o700
+
+    os.system(f"chmod -R o+rX {tmp_path}")
+    assert mode(db) == 0o604 and mode(folder) == 0o705
+
+    shown = CliRunner().invoke(app, ["standings", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    warnings = [line for line in shown.output.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and f"{db} (was 0604)" in warnings[0], shown.output
+    assert "never a folder of results" in warnings[0]
+    assert mode(db) == 0o600
+
+    os.system(f"chmod -R o+rX {tmp_path}")
+    again = CliRunner().invoke(app, ["tournament", "run", str(toml), "--db", str(db), "--workers", "1"])
+    assert again.exit_code == 0, again.output
+    assert f"{folder} (was 0705)" in again.output and f"{db} (was 0604)" in again.output, again.output
+    assert mode(db) == 0o600 and mode(folder) == 0o700

@@ -130,6 +130,7 @@ def _show_run(ready: ReadyToRun, db: Path, chosen: Executor, counts: RunCounts) 
     from rich.live import Live
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from referee.private import opened_warning
     from referee.sandbox import sandbox_summary
     from tournaments.ratings import RatedGame
     from tournaments.report.status import games_words, stopped_test
@@ -137,6 +138,8 @@ def _show_run(ready: ReadyToRun, db: Path, chosen: Executor, counts: RunCounts) 
     from tournaments.runner import Progress as RunProgress
 
     store, config = ready.store, ready.opened.config
+    if (warning := opened_warning(ready.tightened)) is not None:
+        err_console.print(warning, highlight=False, markup=False, soft_wrap=True)
     if ready.public_deals:
         err_console.print(
             f"note: {db} was made before famiglia kept deal keys: its deals follow from the tournament "

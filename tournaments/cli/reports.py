@@ -35,6 +35,7 @@ DbOption = Annotated[Path, typer.Option("--db", help="the results database of a 
 
 
 def open_store(db: Path) -> Store:
+    from referee.private import opened_warning
     from tournaments.store import Store
 
     if not db.is_file():
@@ -45,6 +46,8 @@ def open_store(db: Path) -> Store:
         store = Store(db)
         if store.tournament() is None:
             fail(f"{db}: holds no tournament")
+    if (warning := opened_warning(store.tightened)) is not None:
+        err_console.print(warning, highlight=False, markup=False, soft_wrap=True)
     return store
 
 
@@ -163,13 +166,36 @@ def standings_command(
         print_standings(report)
 
 
-def crosstable_command(db: DbOption) -> None:
-    """How often each entrant finished ahead of each other one, where they met."""
+def crosstable_command(
+    db: DbOption,
+    format: Annotated[str, typer.Option(help="table, csv or json")] = "table",
+) -> None:
+    """How often each entrant finished ahead of each other one, where they met.
+
+    csv: one row per entrant and opponent (ahead: games the entrant finished
+    ahead of the opponent; games: games they played together). json: the names,
+    and ``ahead`` and ``met`` as matrices in the names' order (row against column).
+    """
     from rich.table import Table
 
     from tournaments.report.standings import crosstable
 
+    if format not in ("table", "csv", "json"):
+        fail(f"--format {format!r}: choose table, csv or json")
     table_data = crosstable(open_store(db))
+    if format == "json":
+        print_json(msgspec.json.encode(table_data).decode())
+        return
+    if format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["entrant", "opponent", "ahead", "games"])
+        for i, name in enumerate(table_data.names):
+            for j, opponent in enumerate(table_data.names):
+                if i != j:
+                    writer.writerow([name, opponent, table_data.ahead[i][j], table_data.met[i][j]])
+        typer.echo(out.getvalue(), nl=False)
+        return
     table = Table(title="finished ahead / games together (row vs column)", title_justify="left")
     table.add_column("")
     for name in table_data.names:

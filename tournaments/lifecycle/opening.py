@@ -20,10 +20,12 @@ from typing import Literal
 
 import msgspec
 
+from referee.private import tighten
 from tournaments.config.tournament import TournamentConfig
 from tournaments.lifecycle.growth import GrowthRefused, align_entrants, extension_games, incomparable_changes
 from tournaments.lifecycle.plan import build_schedule, deal_differences
 from tournaments.lifecycle.versions import settle_versions
+from tournaments.playing import replays_folder
 from tournaments.store import Store, remove_empty_store
 
 __all__ = ["Opened", "ReadyToRun", "deal_key_from", "open_for_run", "open_tournament"]
@@ -119,6 +121,8 @@ class ReadyToRun:
     """Each entrant's bot version, in the store's order (``tournaments.lifecycle.versions``)."""
     public_deals: bool
     """A store made before deal keys: its deals follow from the file's seed, which a bot may read."""
+    tightened: list[tuple[Path, int]]
+    """The store's files and the replay folder that others could read, made private again, with their old modes."""
 
 
 def open_for_run(
@@ -147,4 +151,9 @@ def open_for_run(
         if made_here:
             remove_empty_store(db)
         raise
-    return ReadyToRun(store=store, opened=opened, versions=versions, public_deals=public_deals)
+    tightened = list(store.tightened)
+    replays = replays_folder(opened.config, store.tournament_id())
+    # The tournament's own folder closed is enough: others then reach none of its replays or stderr files.
+    if replays is not None and (mode := tighten(replays)) is not None:
+        tightened.append((replays, mode))
+    return ReadyToRun(store=store, opened=opened, versions=versions, public_deals=public_deals, tightened=tightened)
