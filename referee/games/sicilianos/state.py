@@ -484,8 +484,6 @@ class SicilianosState(GameState):
 
     def known_pile(self, seat: int, colour: int) -> bool:
         """True if ``seat`` knows the order of ``colour``'s pile (I2): it looked and nothing changed."""
-        if self.stage == PICK and self.turn_seat == seat and self.inspecting == colour:
-            return True
         return self.known[seat].get(colour) == self.pile_version[colour]
 
     # -- the view --------------------------------------------------------------
@@ -784,6 +782,9 @@ class SicilianosState(GameState):
             self._end_turn()
             return
         self.inspecting = colour
+        # I2: from now on the seat knows this pile's order until the pile changes, whether it picks,
+        # forfeits before it picks, or the game ends by others' forfeits in the middle of its pick.
+        self.known[seat][colour] = self.pile_version[colour]
         order = [value_of(card) for card in reversed(self.piles[colour])]
         events.append(Inspected(seat, action.colour, order))
         self.stage = PICK

@@ -899,3 +899,27 @@ def test_pass_action_is_the_mildest_option() -> None:
     assert state.pass_action() == Pass()
     state = position(3, {0: ["blue 3"], 1: ["red 4"]})
     assert state.pass_action() == Roll()
+
+
+def test_I2_a_pile_looked_through_stays_known_when_others_forfeits_end_the_game_mid_pick() -> None:
+    # Found by an independent reference (3 seats, seed 7100280): seat 0 forfeits, seat 2 inspects
+    # black, then seat 1 forfeits and the game ends in seat 2's pick. Black never changed.
+    state = position(3, {0: ["blue 3"], 1: ["red 4"], 2: ["green 5"]}, seat=2, rolls=[("black", "black", "take1")])
+    state.forfeit(0)
+    order = pile_values(state, "black")
+    act(state, 2, Roll())
+    act(state, 2, Inspect("black"))
+    state.forfeit(1)
+    assert state.is_over()
+    assert [(k.colour, k.order) for k in state.view(2).known_piles] == [("black", order)]
+    assert [k.colour for k in state.view(1).known_piles] == [], "seat 1 never looked"
+
+
+def test_I2_a_seat_that_forfeits_in_its_pick_still_knows_the_pile_it_looked_through() -> None:
+    state = position(3, {0: ["blue 3"], 1: ["red 4"], 2: ["green 5"]}, rolls=[("black", "black", "take1")])
+    order = pile_values(state, "black")
+    act(state, 0, Roll())
+    act(state, 0, Inspect("black"))
+    state.forfeit(0)  # its pick is skipped: the pile keeps its order
+    assert pile_values(state, "black") == order
+    assert [(k.colour, k.order) for k in state.view(0).known_piles] == [("black", order)]
