@@ -89,16 +89,16 @@ def check_bot_command(
     """
     import trio
 
-    from referee.bots import load_bot
     from referee.games import get_rules
     from tournaments.checkbot.checks import check_bot
+    from tournaments.config.bot_names import load_named_bot
 
     with user_errors():
         get_rules(game)
         # The same bounds as famiglia play: a clock no bot can meet is the user's mistake, not the bot's.
         time = time_section(move_ms=move_ms, bank_ms=bank_ms, startup_ms=startup_ms)
         contained = sandbox_section(sandbox, runtime)
-        spec = load_bot(bot)
+        spec = load_named_bot(bot)
     settings = referee_settings(time, contained, "forfeit")
 
     def progress(name: str) -> None:

@@ -31,6 +31,7 @@ from tournaments.cli.options import (
 from tournaments.config.paths import file_target_problem
 from tournaments.config.ranges import seed_problem
 from tournaments.config.sections import referee_settings
+from tournaments.human import HUMAN
 from tournaments.markup import NAME_CHARS, shown
 
 # The referee that plays the match (the engines, the sandbox, the human seat) is
@@ -41,9 +42,6 @@ if TYPE_CHECKING:
     from referee.match import MatchRecord
 
 __all__ = ["HUMAN", "parse_variants", "play", "print_record"]
-
-HUMAN = "human"
-"""The word that puts the person at this terminal in a seat (any number of seats)."""
 
 
 def _read(prompt: str) -> str:
@@ -152,10 +150,10 @@ def play(
     """Play one match between bots and print the ranking."""
     import trio
 
-    from referee.bots import load_bot
     from referee.match import MatchSpec
     from referee.play import check_table, play_match, prepare_bots
     from referee.settings import RefereeSettings
+    from tournaments.config.bot_names import load_named_bot
 
     with user_errors():
         policy = illegal_action_policy(illegal)
@@ -176,7 +174,7 @@ def play(
         variants = parse_variants(variant)
         check_table(game, variants, len(bots))
         specs = prepare_bots(
-            [load_bot(text) for text in bots if text != HUMAN],
+            [load_named_bot(text) for text in bots if text != HUMAN],
             RefereeSettings(sandbox=contained.level, runtimes=contained.runtimes),
         )
     seats = _seats(bots, specs)

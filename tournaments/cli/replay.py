@@ -191,6 +191,7 @@ def view(
     with user_errors():
         if file.is_file():  # a pipe can be read once only: by the viewer
             check_seats(file, read_replay(file))
-        written = write_viewer(file, page)
+        # Strict: a header of a game not installed here, or of another game than the decisions, is one line.
+        written = write_viewer(file, page, strict=True)
     console.print(f"viewer: {written[0]}", highlight=False)
     console.print(f"  each seat's view: {', '.join(p.name for p in written[1:])}", highlight=False)

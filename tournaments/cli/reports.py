@@ -322,5 +322,7 @@ def report_command(
         # Name the user's path, not the temporary file written beside it.
         fail(f"--out {page}: cannot write: {exc.strerror or exc}", code=1)
     console.print(f"report: {page}", highlight=False)
+    if (missing := report.missing_replays()) is not None:
+        err_console.print(f"famiglia: warning: {shown(missing)}", highlight=False, soft_wrap=True)
     if any(link.viewer for link in report.links.values()):
         console.print(f"viewer pages: {report.pages_folder}/", highlight=False)

@@ -83,8 +83,10 @@ def run(
         fail(f"--deals-from {deals_from}: {problem}")  # before opening it as a store writes its tables in
     if file.is_dir():
         fail(f"{file}: is a folder; give the tournament file (TOML) in it")
+    db = db or file.with_suffix(".sqlite")
+    default_replays = replays_beside(db)
     try:
-        config = load_tournament(file)
+        config = load_tournament(file, default_replays=default_replays)
     except ConfigProblems as exc:
         for problem in exc.problems:
             # A problem may quote an entrant's bot.toml, which its author wrote.
@@ -92,11 +94,16 @@ def run(
         raise typer.Exit(2) from None
     from tournaments.config.notes import config_notes
 
-    for note in config_notes(config):  # values rounded or not applied: said, never changed in silence
+    notes = config_notes(config)
+    if config.replays is None and default_replays is not None:  # off only by the file's replays = false
+        notes.append(
+            f"replays: off (replays = false in {file.name}): the report will have no game pages, "
+            "and no bot's stderr is kept (it goes beside the replay)"
+        )
+    for note in notes:  # values rounded or not applied, what is not kept: said, never changed in silence
         err_console.print(f"famiglia: note: {shown(f'{file}: {note}')}", highlight=False, soft_wrap=True)
     with user_errors():
         check_scheduler_option(scheduler, executor or config.executor.kind)
-    db = db or file.with_suffix(".sqlite")
     if config.replays is not None and any(
         Path(config.replays) == part.resolve()
         for part in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))
@@ -114,6 +121,13 @@ def run(
 
     print_standings(standings(store))
     exit_on_harness_errors(store, db)
+
+
+def replays_beside(db: Path) -> Path | None:
+    """Where a run keeps its replays when its file names no folder: beside the results database, named
+    after it (``club.sqlite``, ``club-replays/``), as the demo keeps its own. None for a ``--db`` without
+    a name ("", ".", ".."), which the run refuses."""
+    return db.with_name(f"{db.stem}-replays") if db.name not in ("", "..") else None
 
 
 def demo_entrants() -> tuple[list[dict[str, str]], list[str]]:

@@ -38,6 +38,7 @@ app = typer.Typer(
 _RESTART_DELAY_S = 1.0  # between a worker that ended and the next: a scheduler on its way back has time to bind
 _FAILED_AT_START_S = 60.0  # failing (non-zero) sooner: its options or machine (a lost scheduler exits it with 0)
 _PR_SET_PDEATHSIG = 1
+_ASK_S = 5.0  # how long a scheduler that listens has to answer whether it speaks plain TCP
 
 
 def _say(line: str) -> None:
@@ -145,11 +146,18 @@ def start(
         fail(f"{scheduler}: {problem}")
     if nworkers is not None and (problem := count_problem(nworkers, low=1, high=MAX_WORKERS, what="processes")):
         fail(f"--nworkers {nworkers}: {problem}")
-    from tournaments.executors.dask_cluster import clear_text_warning
+    from tournaments.executors.dask_cluster import clear_text_warning, tls_only_address
 
     tls = _tls_arguments(scheduler, tls_ca_file, tls_cert, tls_key)
 
     with user_errors():
+        # A scheduler with certificates drops a worker in the clear, which Dask's worker prints as tracebacks.
+        if (address := tls_only_address(scheduler, _ASK_S)) is not None:
+            fail(
+                f"the Dask scheduler at {scheduler} did not answer in plain TCP: it speaks TLS, so it was started "
+                f"with certificates; start this worker with {address} and --tls-ca-file, --tls-cert and --tls-key "
+                "(docs/distributed.md, Security)"
+            )
         if (warning := clear_text_warning(scheduler)) is not None:
             _say(warning)
     # One thread per worker process: each referees one game at a time, so its clocks are not shared.

@@ -4,6 +4,7 @@
 - ``ranges``: the bounds beyond which a value is a typo, and the words for a value out of range.
 - ``paths``: whether a folder or a file can be written where a setting names it.
 - ``spellings``: the first release's spellings of settings, moved into their sections.
+- ``bot_names``: a bot as a host names it, and what ``~`` or ``human`` there meant.
 - ``tournament``: the tournament file, read and checked into a ``TournamentConfig``.
 - ``notes``: what a valid file will do that its host may not expect.
 - ``capacity``: how many games at once one referee process can hold on this machine.

@@ -30,7 +30,7 @@ import math
 import os
 import resource
 
-from referee.sandbox.launch import UIDS_PER_REFEREE
+from referee.sandbox.resources import UIDS_PER_REFEREE
 from tournaments.config.sections import RunCounts
 from tournaments.config.tournament import TournamentConfig
 

@@ -138,8 +138,22 @@ def _choices(annotation: Any) -> tuple[str, ...]:
     return ()
 
 
+def _optional_of(annotation: Any) -> Any:
+    """The type of ``X | None`` (a setting that may be left out), else ``annotation`` itself.
+
+    ``games_per_entrant`` is ``Annotated[int, Meta(ge=1)] | None``: explained as
+    the union, its count was "a Annotated" instead of a number in a range.
+    """
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        kinds = [kind for kind in typing.get_args(annotation) if kind is not type(None)]
+        if len(kinds) == 1:
+            return kinds[0]
+    return annotation
+
+
 def _explain(annotation: Any, meta: msgspec.Meta, value: object) -> str:
     """Why ``value`` does not fit, in words: what to give instead."""
+    annotation = _optional_of(annotation)
     choices = _choices(annotation)
     if choices:
         words = " or ".join([", ".join(map(str, choices[:-1])), str(choices[-1])] if len(choices) > 1 else choices)
@@ -175,7 +189,9 @@ def _explain(annotation: Any, meta: msgspec.Meta, value: object) -> str:
             return f"{value} cannot work: give 0 (no limit) or {least} to {le} ({words})"
         return f"must be {ge} to {le} {words}, got {value}".replace("  ", " ")
     if value < ge:
-        if why is not None and least is None:
+        if least is not None:  # below 0: the whole range, 0 (no limit) included
+            return f"must be 0 (no limit) or {least} to {le} {words}, got {value}".replace("  ", " ")
+        if why is not None:
             return f"{value} {unit} is too short {why}; give at least {ge}"
         if ge == 0:
             return f"must be 0 or more {words}, got {value}".replace("  ", " ")

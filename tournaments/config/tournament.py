@@ -8,7 +8,7 @@ each declared once in ``tournaments.config.sections`` (default, unit, range, mea
     name = "club night"
     game = "vendetta"            # vendetta | sicilianos
     seed = 1
-    replays = "replays"          # folder, relative to this file
+    replays = "replays"          # folder, relative to this file (default: beside the results database; false: none)
     illegal_action = "forfeit"   # or "pass"
 
     [tournament.variants]        # the game's rules variants, as text
@@ -50,6 +50,7 @@ one is reported under the name the file gave it.
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import hashlib
 import json
@@ -64,11 +65,12 @@ from typing import Any
 import msgspec
 
 from protocol.messages import IllegalActionPolicy
-from referee.bots import BotSpec, BotSpecError, load_bot
+from referee.bots import BotSpec, BotSpecError
 from referee.games import game_names, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.sandbox.runtimes import runtime_problem
+from tournaments.config.bot_names import load_named_bot
 from tournaments.config.paths import folder_problem
 from tournaments.config.ranges import MAX_GAMES, scheduler_problem, seed_problem, value_problem
 from tournaments.config.sections import (
@@ -144,6 +146,12 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True):
         return hashlib.sha256(msgspec.json.encode(_first_layout(self))).hexdigest()[:16]
 
 
+def _first_entrant(entrant: dict[str, Any]) -> dict[str, Any]:
+    """An entrant as the first release hashed it: a bot's pin (``referee.pinning``) is a run's, never the file's."""
+    entrant["bot"].pop("pin", None)
+    return entrant
+
+
 def _first_layout(config: TournamentConfig) -> dict[str, Any]:
     """What the fingerprint hashes: the settings that decide the games, flat, in the first release's order.
 
@@ -158,7 +166,7 @@ def _first_layout(config: TournamentConfig) -> dict[str, Any]:
         "game": config.game,
         "format": fmt.kind,
         "table_sizes": fmt.table_sizes,
-        "entrants": msgspec.to_builtins(config.entrants),
+        "entrants": [_first_entrant(entrant) for entrant in msgspec.to_builtins(config.entrants)],
         "variants": config.variants,
         "games_per_entrant": fmt.games_per_entrant,
         "repetitions": fmt.repetitions,
@@ -197,8 +205,11 @@ MAX_FILE_BYTES = 16 * 2**20
 """The most of a tournament file read: far past any real one (entrants are a few lines each)."""
 
 
-def load_tournament(path: Path) -> TournamentConfig:
-    """Read and validate a tournament file; ConfigProblems lists everything wrong."""
+def load_tournament(path: Path, *, default_replays: Path | None = None) -> TournamentConfig:
+    """Read and validate a tournament file; ConfigProblems lists everything wrong.
+
+    ``default_replays``: as for ``parse_tournament``.
+    """
     try:
         # At most a bound's worth: /dev/zero or an endless pipe given by mistake must not fill the memory.
         with path.open("rb") as file:
@@ -208,7 +219,9 @@ def load_tournament(path: Path) -> TournamentConfig:
                 str(path),
                 [f"more than {MAX_FILE_BYTES // 2**20} MiB; a tournament file is a page of TOML: give that file"],
             )
-        text = raw.decode("utf-8")
+        # A byte-order mark first (Windows Notepad saves UTF-8 so) is no part of the TOML.
+        bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+        text = raw[bom:].decode("utf-8")
     except FileNotFoundError:
         raise ConfigProblems(str(path), ["no such file"]) from None
     except OSError as exc:
@@ -216,13 +229,13 @@ def load_tournament(path: Path) -> TournamentConfig:
     except UnicodeDecodeError as exc:
         # A binary file, or text saved in another encoding: TOML is UTF-8 text.
         raise ConfigProblems(
-            str(path), [f"not UTF-8 text (byte {exc.start}); give the tournament file (TOML), saved as UTF-8"]
+            str(path), [f"not UTF-8 text (byte {bom + exc.start}); give the tournament file (TOML), saved as UTF-8"]
         ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigProblems(str(path), [f"not valid TOML: {exc}"]) from None
-    return parse_tournament(data, base=path.parent, source=str(path))
+    return parse_tournament(data, base=path.parent, source=str(path), default_replays=default_replays)
 
 
 def decode_stored(text: str | bytes) -> TournamentConfig:
@@ -282,8 +295,17 @@ def _decode_section(
     return values
 
 
-def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournament") -> TournamentConfig:
-    """Validate a decoded tournament file; relative paths are taken from ``base``."""
+def parse_tournament(
+    data: dict[str, Any], *, base: Path, source: str = "tournament", default_replays: Path | None = None
+) -> TournamentConfig:
+    """Validate a decoded tournament file; relative paths are taken from ``base``.
+
+    ``default_replays`` is where the replays go when the file has no ``replays``
+    key: ``famiglia tournament run`` gives the folder beside the results database
+    (``club.sqlite``, ``club-replays/``), as the demo keeps its own. Without it
+    (a caller of the library) such a file keeps none. ``replays = false`` keeps
+    none either way.
+    """
     problems: list[str] = []
     section = data.get("tournament")
     if not isinstance(section, dict):
@@ -307,7 +329,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
 
     hints = typing.get_type_hints(TournamentConfig, include_extras=True)
     top: dict[str, Any] = {}
-    for key in ("name", "game", "seed", "replays", "illegal_action"):
+    for key in ("name", "game", "seed", "illegal_action"):
         if key in raw:
             top[key], problem = value_problem(hints[key], raw[key])
             if problem is None and key == "seed":
@@ -387,12 +409,7 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
     if fmt.games_per_entrant is not None and "repetitions" in raw_format:
         problems.append(f"{where('format.repetitions')}: give games_per_entrant or repetitions, not both")
 
-    replays = top.get("replays")
-    if replays is not None and not replays.strip():
-        problems.append("tournament.replays: empty; name a folder, or leave the key out to keep no replays")
-        replays = None
-    elif replays is not None and (problem := folder_problem(base / replays)) is not None:
-        problems.append(f"tournament.replays: {problem}")
+    replays = _replays(raw, base, default_replays, problems)
 
     entrants, seen, given = _entrants(data.get("entrant", []), base, problems)
     if given == 0:
@@ -427,13 +444,46 @@ def parse_tournament(data: dict[str, Any], *, base: Path, source: str = "tournam
         entrants=entrants,
         variants=variants,
         seed=top.get("seed", 0),
-        replays=str((base / replays).resolve()) if replays else None,
+        replays=replays,
         illegal_action=top.get("illegal_action", "forfeit"),
         format=fmt,
         time=time,
         sandbox=sandbox,
         executor=executor,
     )
+
+
+_REPLAYS_CHOICES = (
+    'name a folder (replays = "replays"), leave the key out to keep them beside the results database, '
+    "or give replays = false to keep none"
+)
+
+
+def _replays(raw: dict[str, Any], base: Path, default: Path | None, problems: list[str]) -> str | None:
+    """The folder the replays go to (absolute), or None: ``replays`` as the file gives it, else ``default``."""
+    if "replays" not in raw:
+        if default is None:
+            return None
+        if (problem := folder_problem(default)) is not None:
+            problems.append(
+                f"tournament.replays: not given, so replays go beside the results database in {default}, but "
+                f'{problem}; name a folder (replays = "replays"), or give replays = false to keep none'
+            )
+            return None
+        return str(default.resolve())
+    given = raw["replays"]
+    if given is False:
+        return None
+    if not isinstance(given, str):
+        problems.append(f"tournament.replays: expected a folder in quotes, or false, got {given!r}; {_REPLAYS_CHOICES}")
+        return None
+    if not given.strip():
+        problems.append(f"tournament.replays: empty; {_REPLAYS_CHOICES}")
+        return None
+    if (problem := folder_problem(base / given)) is not None:
+        problems.append(f"tournament.replays: {problem}")
+        return None
+    return str((base / given).resolve())
 
 
 def _entrants(raw_entrants: object, base: Path, problems: list[str]) -> tuple[list[Entrant], set[str], int]:
@@ -471,7 +521,7 @@ def _entrants(raw_entrants: object, base: Path, problems: list[str]) -> tuple[li
             problems.append(f"{where}.bot: missing (a folder with bot.toml, or a command line)")
             continue
         try:
-            spec = load_bot(bot_text, base=base)
+            spec = load_named_bot(bot_text, base=base)
         except BotSpecError as exc:
             problems.append(f"{where}.bot: {exc}")
             continue

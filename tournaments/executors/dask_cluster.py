@@ -12,6 +12,13 @@ clear.
 Dask's ``connect`` bounds the TCP connection but not the handshake after it,
 so a port that accepts and never answers would hold a client for ever: the
 host shakes hands itself, under its own deadline, before it makes a client.
+
+A scheduler started with certificates speaks TLS only: reached at tcp:// (or
+an address without a scheme, which Dask reads as tcp://) it drops the
+connection, which Dask reports as "Connection reset by peer". When that
+happens, the port is asked whether it answers a TLS hello, so the host and
+``famiglia worker start`` (``tls_only_address``) say which address to give
+instead. A scheduler that answers in plain TCP is never sent that hello.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 import sys
 from typing import Any
 
@@ -37,6 +45,7 @@ __all__ = [
     "connect_client",
     "print_notice",
     "security_for",
+    "tls_only_address",
 ]
 
 _TLS_VARIABLES = (
@@ -122,17 +131,86 @@ def _handshake(address: str, security: Security, timeout_s: float) -> None:
         raise OSError(f"what answered is not a Dask scheduler: {type(exc).__name__}") from None
 
 
+def _client_hello() -> bytes:
+    """The first bytes a TLS client sends (its ClientHello), made by Python's ssl without a socket."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # nothing is trusted or sent over it: only the answer's first bytes are read
+    outgoing = ssl.MemoryBIO()
+    hello = context.wrap_bio(ssl.MemoryBIO(), outgoing)
+    try:
+        hello.do_handshake()
+    except ssl.SSLWantReadError:  # the hello is written; the handshake waits for the server's answer
+        pass
+    return outgoing.read()
+
+
+def _answers_tls(address: str, timeout_s: float) -> str | None:
+    """The tls:// address to give instead of ``address`` when that is a tcp:// one (or has no scheme)
+    whose port answers a TLS hello in TLS: a scheduler started with certificates. Else None (nothing
+    listens there, it is not tcp://, or it answers otherwise)."""
+    protocol, location = parse_address(address)
+    if protocol != "tcp":
+        return None
+    host, port = parse_host_port(location)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as connection:
+            connection.sendall(_client_hello())
+            answer = connection.recv(3)
+    except OSError:
+        return None
+    # A TLS record: a handshake (22) or an alert (21), in protocol version 3.x. A Dask
+    # scheduler in the clear answers with a frame of its own, whose first bytes are a count.
+    if len(answer) >= 2 and answer[0] in (21, 22) and answer[1] == 3:
+        return f"tls://{location}"
+    return None
+
+
+def tls_only_address(address: str, timeout_s: float) -> str | None:
+    """When the tcp:// ``address`` reaches a scheduler that answers in TLS only, the tls:// address to give
+    instead; None when it answers in plain TCP, nothing listens there (yet), or it is no tcp:// address.
+
+    ``famiglia worker start`` asks before it starts a Dask worker, which would
+    otherwise fail on such a scheduler with a traceback and be started again.
+    """
+    protocol, _ = parse_address(address)
+    if protocol != "tcp":
+        return None
+    try:
+        _probe(address, timeout_s)
+    except OSError:
+        return None  # nothing listens: the worker waits for its scheduler
+    try:
+        _handshake(address, Security(), timeout_s)
+    except OSError:  # dropped, as a TLS scheduler drops a peer in the clear (not a timeout: no answer at all)
+        return _answers_tls(address, timeout_s)
+    except TimeoutError:
+        pass
+    return None
+
+
 def connect_client(address: str, timeout_s: float) -> Client:
     """A client of the scheduler at ``address``; DaskUnreachable within about ``timeout_s`` if it does not answer."""
     security = security_for(address)
     try:
         _probe(address, timeout_s)
-        _handshake(address, security, timeout_s)
+        try:
+            _handshake(address, security, timeout_s)
+        except OSError:
+            if (tls := _answers_tls(address, timeout_s)) is not None:
+                raise DaskUnreachable(
+                    f"the Dask scheduler at {address} did not answer in plain TCP: it speaks TLS, so it was started "
+                    f"with certificates; give its address as {tls} and set this host's certificate of the cluster "
+                    f"in {_TLS_VARIABLES} (docs/distributed.md, Security)"
+                ) from None
+            raise
         # direct_to_workers: answers come from the workers, not through the
         # scheduler (which would pass every replay on). The host runs where
         # the scheduler runs, so it reaches the workers at the addresses the
         # scheduler does.
         return Client(address, timeout=timeout_s, security=security, set_as_default=False, direct_to_workers=True)
+    except DaskUnreachable:
+        raise  # said in full already
     except (OSError, TimeoutError, ValueError) as exc:
         raise DaskUnreachable(
             f"cannot reach the Dask scheduler at {address} ({_one_line(exc)}); start one with `dask scheduler` "

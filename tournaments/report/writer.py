@@ -10,6 +10,7 @@ place, so a reader never sees half a page).
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,6 +62,51 @@ class ReportWriter:
             history=rating_history(self.store), times=thinking_times(self.store), links=self.links,
         )  # fmt: skip
 
+    def missing_replays(self) -> str | None:
+        """One line for the host when played games have no replay to show, else None: how many, and why.
+
+        Each such game is listed without a viewer page (its row says why); this
+        says it once where the host is looking, naming the folder where the
+        replays recorded for them were looked for.
+        """
+        recorded = {played.game: played.replay for played in self.store.finished()}
+        absent: list[Path] = []
+        foreign = kept_none = played = 0
+        for row in self.games:
+            if row.error:  # a harness error: no game was played, no replay is due
+                continue
+            played += 1
+            if row.replay is not None and Path(row.replay).is_file():
+                continue
+            path = recorded.get(row.game)
+            if path is None:
+                kept_none += 1
+            elif Path(path).is_file():
+                foreign += 1  # a file is there, but not this game's replay (replay_note says whose)
+            else:
+                absent.append(Path(path))
+        reasons = [
+            (len(absent), f"not found in {_folders(absent)}"),
+            (foreign, "another game's replay at their path (famiglia games shows whose)"),
+            (kept_none, "kept none (their run had replays off)"),
+        ]
+        given = [(count, reason) for count, reason in reasons if count]
+        if not given:
+            return None
+        total = sum(count for count, _ in given)
+        said = given[0][1] if len(given) == 1 else ", ".join(f"{count} {reason}" for count, reason in given)
+        return (
+            f"{total} of {played} games have no replay: {said}; the report lists them without a replay or viewer page"
+        )
+
     def save(self, text: str) -> None:
         """Write the rendered page, readable by the host alone; OSError when it cannot be written."""
         write_private(self.page, text.encode("utf-8"))
+
+
+def _folders(paths: list[Path]) -> str:
+    """The folder ``paths`` are in, or how many folders under which one."""
+    folders = sorted({str(path.parent) for path in paths})
+    if len(folders) <= 1:
+        return "".join(folders)
+    return f"{len(folders)} folders under {os.path.commonpath(folders)}"

@@ -1,6 +1,15 @@
 """The replay viewer: self-contained HTML pages that replay a game move by move."""
 
-from tournaments.viewer.build import NotAReplay, NoViewer, ViewerData, build_viewer_data
+from tournaments.viewer.build import NoGameToDraw, NotAReplay, NoViewer, ViewerData, build_viewer_data
 from tournaments.viewer.page import render_view, seat_page, write_viewer
 
-__all__ = ["NoViewer", "NotAReplay", "ViewerData", "build_viewer_data", "render_view", "seat_page", "write_viewer"]
+__all__ = [
+    "NoGameToDraw",
+    "NoViewer",
+    "NotAReplay",
+    "ViewerData",
+    "build_viewer_data",
+    "render_view",
+    "seat_page",
+    "write_viewer",
+]

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from referee.games import get_rules
+from referee.games import UnknownGame, get_rules
 from referee.games.base import ChanceDraw, ChanceMismatch, GameState, IllegalAction, ScriptedChance
 from referee.replay import (
     MAX_REPLAY_BYTES,
@@ -34,7 +34,15 @@ from referee.replay import (
 )
 from tournaments.viewer.presentation import NoViewer, presentation_for
 
-__all__ = ["NoViewer", "NotAReplay", "ViewerData", "build_viewer_data", "no_cycle_collection", "read_lenient"]
+__all__ = [
+    "NoGameToDraw",
+    "NoViewer",
+    "NotAReplay",
+    "ViewerData",
+    "build_viewer_data",
+    "no_cycle_collection",
+    "read_lenient",
+]
 
 _record_decoder = msgspec.json.Decoder(ReplayRecord)
 _encoder = msgspec.json.Encoder()
@@ -42,6 +50,18 @@ _encoder = msgspec.json.Encoder()
 
 class NotAReplay(ValueError):
     """The file is not a famiglia replay at all (nothing to draw)."""
+
+
+class NoGameToDraw(NotAReplay):
+    """Read strictly: the header names a game not installed here, or not the game its records are of.
+
+    Read leniently (a report's pages, the ladder's) such a replay gives a page of
+    its header and the notice why nothing follows; ``famiglia replay view``, where
+    a host asked for this one replay, says it in one line instead.
+    """
+
+
+_USE_A_COPY = "its header is another game's than its records, or damaged; use an unchanged copy"
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -123,13 +143,17 @@ def no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
-def build_viewer_data(path: Path) -> ViewerData:
-    """Re-run the replay at ``path`` and take every view's snapshot after every decision."""
+def build_viewer_data(path: Path, *, strict: bool = False) -> ViewerData:
+    """Re-run the replay at ``path`` and take every view's snapshot after every decision.
+
+    ``strict``: NoGameToDraw when not one decision can be drawn because the
+    header is of a game not installed here or of another game than the records.
+    """
     with no_cycle_collection():
-        return _build(path)
+        return _build(path, strict)
 
 
-def _build(path: Path) -> ViewerData:
+def _build(path: Path, strict: bool) -> ViewerData:
     """``build_viewer_data``, with the collector paused by the caller."""
     header, records, problem = read_lenient(path)
     names = [seat.name for seat in header.seats]
@@ -140,13 +164,20 @@ def _build(path: Path) -> ViewerData:
         game=header.game, match=header.match, seats=names, variants=dict(header.variants),
         views=views, final=None, problem=problem,
     )  # fmt: skip
+    game = header.game
     try:
-        rules = get_rules(header.game)
+        rules = get_rules(game)
         presentation = presentation_for(rules)
         config = msgspec.json.decode(header.config, type=rules.config_type)
     except NoViewer:
         raise  # the game's own viewer is broken: the caller says so, rather than a page of nothing
     except (ValueError, msgspec.DecodeError) as exc:
+        if strict and isinstance(exc, UnknownGame):
+            raise NoGameToDraw(f"{path}: {exc}; install the game's package to view its replays") from None
+        if strict:
+            raise NoGameToDraw(
+                f"{path}: its header says {game}, but its configuration is not one of {game}'s ({exc}); {_USE_A_COPY}"
+            ) from None
         data.problem = Problem(1, f"the header cannot start a game: {exc}")
         return data
     draws: list[ChanceDraw] = [d for _, r in records if isinstance(r, ChanceRecord) for d in r.draws]
@@ -155,6 +186,10 @@ def _build(path: Path) -> ViewerData:
     try:
         state: GameState = rules.new_game(n, config, chance)
     except (ValueError, ChanceMismatch) as exc:
+        if strict:
+            raise NoGameToDraw(
+                f"{path}: its header says {game}, but {game} cannot start from its chance draws ({exc}); {_USE_A_COPY}"
+            ) from None
         data.problem = Problem(1, f"the game cannot start from this replay: {exc}")
         return data
 
@@ -239,6 +274,11 @@ def _build(path: Path) -> ViewerData:
             # the page stops here and says so rather than failing to be written.
             stop = Problem(number, f"the engine cannot take this {record.__class__.__name__}: {exc}")
             break
+    if strict and stop is not None and len(views["all"]) == 1:  # not one decision of this game drawn
+        raise NoGameToDraw(
+            f"{path}: its header says {game}, but line {stop.line}, its first decision, is not one of {game}'s "
+            f"({stop.message}); {_USE_A_COPY}"
+        )
     _attach_notes(views, notes, by_request)
     if stop is not None:
         data.problem = stop

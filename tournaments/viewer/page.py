@@ -96,26 +96,28 @@ def render_view(data: ViewerData, view: str, out: Path, *, assets: str | None = 
     )
 
 
-def write_viewer(replay: Path, out: Path, *, assets: str | None = None) -> list[Path]:
+def write_viewer(replay: Path, out: Path, *, assets: str | None = None, strict: bool = False) -> list[Path]:
     """Write every view of ``replay`` beside ``out``; the files written, ``out`` first.
 
     ``assets`` as for ``render_view``. NotAReplay (a ValueError) when
-    ``replay`` is not a replay at all.
+    ``replay`` is not a replay at all; with ``strict``, NoGameToDraw (a
+    NotAReplay) when its header is of a game not installed here or of another
+    game than its records, and nothing is written.
     """
     # The collector is paused until the game's snapshots are freed again (see
     # no_cycle_collection): resumed before that, it would first scan
     # every one of them, for nothing.
     with no_cycle_collection():
-        pages = _render_pages(replay, out, assets)
+        pages = _render_pages(replay, out, assets, strict)
     # ``out`` last: once it is there, so is every page of its replay (a report keeps such pages).
     for path, html in pages:
         _write_atomically(path, html)
     return [out, *(path for path, _ in pages[:-1])]
 
 
-def _render_pages(replay: Path, out: Path, assets: str | None) -> list[tuple[Path, str]]:
+def _render_pages(replay: Path, out: Path, assets: str | None, strict: bool) -> list[tuple[Path, str]]:
     """Every page of ``replay``, each seat's first and ``out`` last; the snapshots are freed on return."""
-    data = build_viewer_data(replay)
+    data = build_viewer_data(replay, strict=strict)
     seats = [(str(seat), seat_page(out, seat)) for seat in range(len(data.seats))]
     return [(path, render_view(data, view, out, assets=assets)) for view, path in [*seats, ("all", out)]]
 

@@ -99,7 +99,11 @@ def test_the_report_commands_read_a_finished_tournament(tmp_path: Path) -> None:
     unknown = runner.invoke(app, ["games", "--db", str(db), "--entrant", "nobody"])
     assert unknown.exit_code == 2 and "no entrant called 'nobody'" in unknown.output
     page = runner.invoke(app, ["report", "--db", str(db)])
-    assert page.exit_code == 0 and page.output.strip() == f"report: {tmp_path / 't.html'}"
+    # Replays are kept by default (beside the database, t-replays/): each game has its viewer pages.
+    assert page.exit_code == 0 and page.output.strip().splitlines() == [
+        f"report: {tmp_path / 't.html'}",
+        f"viewer pages: {tmp_path / 't-games'}/",
+    ]
     html = (tmp_path / "t.html").read_text()
     assert "<h1>tiny (vendetta)</h1>" in html and html.count("<tr><td") >= 3 + 6
     # Missing folders of --out are made; a place nothing can be written is named as the user gave it.
