@@ -27,7 +27,15 @@ from pathlib import Path
 
 from referee.bots import BotSpecError
 
-__all__ = ["MAX_PACKAGE_BYTES", "SKIPPED_NAMES", "make_safe_for_host", "pack_folder", "remove_tree", "unpack_package", "walk_entries"]
+__all__ = [
+    "MAX_PACKAGE_BYTES",
+    "SKIPPED_NAMES",
+    "make_safe_for_host",
+    "pack_folder",
+    "remove_tree",
+    "unpack_package",
+    "walk_entries",
+]
 
 MAX_PACKAGE_BYTES = 256 << 20
 """The largest bot folder packed (a build cache entry, a package for a Dask worker)."""
