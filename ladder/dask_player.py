@@ -30,7 +30,6 @@ import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import CancelledError
 from functools import partial
 from pathlib import Path
 
@@ -65,13 +64,9 @@ from tournaments.executors.dask_cluster import (
 )
 from tournaments.executors.dask_worker import NoReferee
 from tournaments.executors.installed import InstalledFamiglia, installed_famiglia
+from tournaments.hosting.faults import CLUSTER_LOST, played_again_later
 
 __all__ = ["DaskPlayer", "DaskUnreachable", "WrongFamiglia", "ladder_plugin"]
-
-_CLUSTER_FAULTS = (OSError, CancelledError, TimeoutError)
-"""What the client raises when the scheduler went away under it."""
-_WORKER_FAULTS = (WrongFamiglia, ImportError, OSError, MemoryError)
-"""What a task raises when its worker, not its game, is at fault: the game is played again later."""
 
 
 def ladder_plugin(db: Path) -> str:
@@ -234,7 +229,7 @@ class DaskPlayer:
             request = msgspec.msgpack.encode(LadderGame(spec=spec, seats=shipped, replay=replay.name))
             key = f"{self.plugin}-{spec.match}-{next(self._keys)}"
             future = client.submit(play_ladder_game, self.plugin, request, key=key, pure=False, retries=0)
-        except _CLUSTER_FAULTS:
+        except CLUSTER_LOST:
             raise self._lost(client) from None
         try:
             return await self._answer(client, future, replay)
@@ -261,7 +256,7 @@ class DaskPlayer:
             if future.status == "finished":
                 try:
                     data = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
-                except _CLUSTER_FAULTS:
+                except CLUSTER_LOST:
                     if client.status == "running" and future.status in ("lost", "pending"):
                         continue  # its answer was lost with its worker: Dask computes it again
                     raise self._lost(client) from None
@@ -288,7 +283,7 @@ class DaskPlayer:
                 "the Dask workers playing it died every time: Dask gave up on it "
                 f"({_one_line(exc)}); requeue it with famiglia ladder requeue"
             )
-        if isinstance(exc, _WORKER_FAULTS):
+        if exc is not None and played_again_later(exc):  # its worker's fault, not the game's
             self._say_away(f"a Dask worker cannot play ({_one_line(exc)})")
             await trio.sleep(self.retry_s)  # not at once onto the same worker again
             raise NotPlayed(_one_line(exc))

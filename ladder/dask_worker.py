@@ -34,6 +34,7 @@ from referee.settings import RefereeSettings
 from tournaments.executors.bot_packages import ShippedBot, ready_on_worker
 from tournaments.executors.dask_worker import RefereePlugin, RefereeThread, clear_replay, referee_of
 from tournaments.executors.installed import InstalledFamiglia
+from tournaments.hosting.faults import MACHINE_FAULTS
 
 __all__ = [
     "BotPackage",
@@ -108,7 +109,7 @@ class LadderReferee(RefereeThread):
         try:
             bots = [await self._bot(shipped, packages) for shipped in game.seats]
             record = await play_match(game.spec, bots, self.setup.settings, replay_path=local)
-        except (OSError, MemoryError):
+        except MACHINE_FAULTS:
             clear_replay(local)
             raise  # this machine's fault, not the game's: the server plays it again
         except Exception as exc:  # noqa: BLE001  # costs this game only, recorded with it as on the server

@@ -37,6 +37,7 @@ from referee.match import MatchSpec
 from referee.private import make_private_dirs
 from referee.settings import RefereeSettings
 from tournaments.config.sections import referee_settings
+from tournaments.hosting.faults import MACHINE_FAULTS
 
 __all__ = ["Fit", "Ladder"]
 
@@ -203,7 +204,7 @@ class Ladder:
             self._clear_attempt(game)
             self.store.put_back(game)
             return False
-        except (OSError, MemoryError):
+        except MACHINE_FAULTS:
             raise  # the machine's fault, not the game's: stop, and the restart plays it again
         except RefereeFailed as exc:  # the harness failed it on a worker: its line, recorded as is
             self.store.fail(game, bounded(str(exc), 300))

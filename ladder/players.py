@@ -18,6 +18,7 @@ from referee.bots import BotSpec
 from referee.match import MatchRecord, MatchSpec
 from referee.play import play_match
 from referee.settings import RefereeSettings
+from tournaments.hosting.faults import NotPlayed
 
 __all__ = ["GamePlayer", "LocalPlayer", "NotPlayed", "RefereeFailed", "Seat"]
 
@@ -28,10 +29,6 @@ class Seat(msgspec.Struct, frozen=True, kw_only=True):
     version: int
     digest: str
     bot: BotSpec
-
-
-class NotPlayed(Exception):
-    """The game could not be played now through no fault of its own (the cluster went away): it waits its turn again."""
 
 
 class RefereeFailed(Exception):

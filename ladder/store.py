@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from tournaments.store import open_private_database, tighten_database
+from tournaments.hosting.storage import Transaction, open_private_database, tighten_database
 
 if TYPE_CHECKING:
     from referee.match import MatchRecord
@@ -217,12 +217,10 @@ class LadderStore:
     def close(self) -> None:
         self.db.close()
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self.db)
-
-    def transaction(self) -> _Transaction:
-        """BEGIN IMMEDIATE ... COMMIT, for modules that keep tables of their own here (ladder.invites)."""
-        return _Transaction(self.db)
+    def transaction(self) -> Transaction:
+        """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error), for this store and for modules that keep tables of
+        their own here (ladder.invites)."""
+        return Transaction(self.db)
 
     def deal_key(self) -> bytes:
         """The secret every deal seed is keyed with: entrants cannot compute a deal from a table's number."""
@@ -233,7 +231,7 @@ class LadderStore:
     def add_entrant(self, name: str, token: str) -> int:
         """Register ``name`` with ``token`` (kept only as its hash); ValueError if the name is taken."""
         try:
-            with self._transaction():
+            with self.transaction():
                 cursor = self.db.execute(
                     "INSERT INTO entrant (name, token_hash, created) VALUES (?, ?, ?)",
                     (name, hash_token(token), _now()),
@@ -279,7 +277,7 @@ class LadderStore:
     def add_version(self, entrant: int, digest: str, prior: tuple[float, float], per_hour: int) -> VersionRow:
         """A new queued version of ``entrant`` (its upload already on disk); RateLimited past ``per_hour``."""
         now = datetime.datetime.now(datetime.UTC).timestamp()
-        with self._transaction():
+        with self.transaction():
             self.check_rate(entrant, per_hour)
             number = self.db.execute(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM version WHERE entrant = ?", (entrant,)
@@ -327,13 +325,13 @@ class LadderStore:
         return "" if row is None else str(row[0])
 
     def set_checking(self, version_id: int) -> None:
-        with self._transaction():
+        with self.transaction():
             self.db.execute("UPDATE version SET state = 'checking' WHERE id = ? AND state = 'queued'", (version_id,))
 
     def decide(self, version_id: int, *, accepted: bool, reason: str, report: str) -> None:
         """Record check-bot's verdict. An accepted version becomes its entrant's active one: the one
         active before is retired and its games not yet started are cancelled. A rejected one changes nothing else."""
-        with self._transaction():
+        with self.transaction():
             (entrant,) = self.db.execute("SELECT entrant FROM version WHERE id = ?", (version_id,)).fetchone()
             if accepted:
                 retired = [
@@ -366,14 +364,14 @@ class LadderStore:
         ``seed_of`` is turned into the deal keyed with the store's secret and
         the table's id (only known here).
         """
-        with self._transaction():
+        with self.transaction():
             return self._insert_table(seed_of, members, seatings, challenger=None)
 
     def add_challenge(
         self, challenger: int, per_hour: int, seed_of: int, members: list[int], seatings: list[list[int]]
     ) -> int:
         """A table an entrant asked for: played before the loop's own tables; RateLimited past ``per_hour``."""
-        with self._transaction():
+        with self.transaction():
             recent = self.db.execute(
                 "SELECT COUNT(*) FROM tbl WHERE challenger = ? AND created_at > ?",
                 (challenger, datetime.datetime.now(datetime.UTC).timestamp() - 3600),
@@ -402,20 +400,20 @@ class LadderStore:
 
     def reset_running(self) -> list[int]:
         """After a restart: the games that were being played are pending again (their ids)."""
-        with self._transaction():
+        with self.transaction():
             ids = [row[0] for row in self.db.execute("SELECT id FROM game WHERE state = 'running'")]
             self.db.execute("UPDATE game SET state = 'pending' WHERE state = 'running'")
         return ids
 
     def put_back(self, game_id: int) -> None:
         """A running game that could not be played now (its cluster went away) is pending again, played later."""
-        with self._transaction():
+        with self.transaction():
             self.db.execute("UPDATE game SET state = 'pending' WHERE id = ? AND state = 'running'", (game_id,))
 
     def start_next(self) -> tuple[int, int, list[int]] | None:
         """The next pending game (a challenge's first, else the oldest), now running: (game id, deal seed,
         seating); None when none is pending."""
-        with self._transaction():
+        with self.transaction():
             row = self.db.execute(
                 "SELECT g.id, t.seed, g.seating FROM game g JOIN tbl t ON t.id = g.tbl "
                 "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id LIMIT 1"
@@ -433,7 +431,7 @@ class LadderStore:
 
     def set_paused(self, paused: bool) -> None:
         """Stop or restart dealing games; games in play finish. Read by the server before each game."""
-        with self._transaction():
+        with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO setting VALUES ('paused', ?)", ("1" if paused else "0",))
 
     def retire(self, name: str) -> int:
@@ -442,7 +440,7 @@ class LadderStore:
         ValueError when there is no such entrant or it has no active version.
         A later accepted submission makes the entrant play again.
         """
-        with self._transaction():
+        with self.transaction():
             row = self.db.execute(
                 "SELECT v.id, v.number FROM version v JOIN entrant e ON e.id = v.entrant "
                 "WHERE e.name = ? AND v.state = 'active'",
@@ -458,7 +456,7 @@ class LadderStore:
 
     def requeue(self, game_id: int) -> None:
         """Play a game the harness failed to referee again; ValueError for any other game."""
-        with self._transaction():
+        with self.transaction():
             row = self.db.execute("SELECT state FROM game WHERE id = ?", (game_id,)).fetchone()
             if row is None:
                 raise Unknown(f"there is no game {game_id}")
@@ -476,7 +474,7 @@ class LadderStore:
 
     def set_admin_token(self, token: str) -> None:
         """Keep the hash of the admin page's token; the token it replaces stops working at once."""
-        with self._transaction():
+        with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO setting VALUES ('admin_token_hash', ?)", (hash_token(token),))
 
     def is_admin_token(self, token: str) -> bool:
@@ -497,7 +495,7 @@ class LadderStore:
         from ladder.rating import rate_table
 
         result = record.result
-        with self._transaction():
+        with self.transaction():
             row = self.db.execute("SELECT state, seating FROM game WHERE id = ?", (game_id,)).fetchone()
             if row is None or row[0] != "running":
                 raise ValueError(f"game {game_id} is not being played; not recorded again")
@@ -528,7 +526,7 @@ class LadderStore:
 
     def fail(self, game_id: int, error: str) -> None:
         """The harness could not referee a game: kept with its error, not rated, not played again."""
-        with self._transaction():
+        with self.transaction():
             self.db.execute(
                 "UPDATE game SET state = 'failed', finished = ?, error = ? WHERE id = ? AND state = 'running'",
                 (_now(), error, game_id),
@@ -612,16 +610,3 @@ class LadderStore:
         """The version's mu after each of its games, oldest first."""
         rows = self.db.execute("SELECT mu_after FROM seat WHERE version = ? ORDER BY game", (version_id,))
         return [float(row[0]) for row in rows]
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: object, value: object, traceback: object) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")

@@ -41,8 +41,15 @@ from typing import TYPE_CHECKING, Self
 
 import msgspec
 
-from referee.private import PRIVATE_FILE, create_private, make_private_dirs, tighten
+from referee.private import PRIVATE_FILE, make_private_dirs
 from tournaments.config.tournament import TournamentConfig, decode_stored
+from tournaments.hosting.storage import (
+    StorageError,
+    Transaction,
+    database_files,
+    open_private_database,
+    tighten_database,
+)
 from tournaments.schedule import ScheduledGame
 
 if TYPE_CHECKING:
@@ -57,12 +64,9 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreLock",
-    "database_files",
     "hold_store",
     "lock_path",
-    "open_private_database",
     "remove_empty_store",
-    "tighten_database",
 ]
 
 SCHEMA_VERSION = 1
@@ -151,7 +155,7 @@ _INSERT_SEAT = (
 )
 
 
-class StoreError(ValueError):
+class StoreError(StorageError):
     """The results file cannot be used for this tournament (or at all)."""
 
 
@@ -193,45 +197,6 @@ class HarnessError(msgspec.Struct, frozen=True, kw_only=True):
     seating: list[int]
     error: str
     traceback: str
-
-
-def open_private_database(path: Path) -> sqlite3.Connection:
-    """An SQLite file readable by its owner alone (made 0600 before SQLite opens it, which gives
-    its -wal and -shm files the same permissions), in WAL mode with foreign keys on.
-
-    check_same_thread=False: writes happen in a worker thread (to keep the
-    referee's Trio loop free) while reads happen on the main thread; the caller
-    serialises access. sqlite3.DatabaseError or OSError when it cannot be used.
-    """
-    make_private_dirs(path.parent)
-    try:
-        os.close(create_private(path))
-    except FileExistsError:
-        pass
-    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    # NORMAL under WAL: a commit appends to the -wal file without waiting
-    # for the disk; SQLite syncs at checkpoints only. A killed process
-    # loses nothing committed (the operating system holds the file's pages);
-    # a power cut or a kernel crash may lose the last transactions, never
-    # corrupt the file. Games lost that way have no result row, so the next
-    # run plays them again, like any game that was not recorded. FULL
-    # would wait for the disk at every commit for what only a power cut takes.
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute("PRAGMA foreign_keys=ON")
-    db.execute("PRAGMA busy_timeout=5000")
-    return db
-
-
-def database_files(path: Path) -> tuple[Path, Path, Path]:
-    """The files one SQLite database is made of: the file and, under WAL, its -wal and -shm beside it."""
-    return path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
-
-
-def tighten_database(path: Path) -> list[tuple[Path, int]]:
-    """The database's file and its -wal and -shm files made the owner's alone; [(path, its old mode)] if one was open."""
-    opened = [mode for name in database_files(path) if (mode := tighten(name)) is not None]
-    return [(path, opened[0])] if opened else []
 
 
 def remove_empty_store(path: Path) -> None:
@@ -604,21 +569,8 @@ class Store:
         total = self.db.execute("SELECT COUNT(*) FROM schedule").fetchone()[0]
         return int(done), int(total)
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self.db)
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: object, value: object, traceback: object) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+    def _transaction(self) -> Transaction:
+        return Transaction(self.db)
 
 
 # The record column is JSON text; bytes would be stored as a BLOB and read back differently.

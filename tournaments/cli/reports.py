@@ -292,8 +292,8 @@ def report_command(
     """Write the results as an HTML page (standings, pictures, crosstable, every game) and a viewer page per game."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from tournaments.hosting.storage import database_files
     from tournaments.report.writer import ReportWriter
-    from tournaments.store import database_files
 
     if db.is_dir():  # "", "." or "/": no name to put .html on
         fail(f"--db {db}: is a folder; give the results database in it (FILE.sqlite)")

@@ -191,7 +191,8 @@ def demo(
     """Run a small built-in tournament of the sample bots and print the standings."""
     from referee.private import make_private_dirs
     from tournaments.config.tournament import load_tournament
-    from tournaments.store import database_files, hold_store
+    from tournaments.hosting.storage import database_files
+    from tournaments.store import hold_store
 
     with user_errors():
         check_counts(None, workers)

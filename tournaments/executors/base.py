@@ -19,16 +19,13 @@ import msgspec
 import trio
 
 from protocol.untrusted import bounded
-from referee.bots import BotBuildFailed, BotSpec, BotSpecError
+from referee.bots import BotSpec
 from referee.errors import BotCrashed, BotError
-from referee.games import UnknownGame
-from referee.games.base import UnknownVariant
 from referee.match import MatchRecord
-from referee.sandbox import SandboxUnavailable
 from referee.settings import RefereeSettings
 from tournaments.config.tournament import TournamentConfig
+from tournaments.hosting.faults import stops_the_run
 from tournaments.schedule import ScheduledGame
-from tournaments.store import StoreError
 
 __all__ = [
     "Executor",
@@ -99,22 +96,14 @@ class Executor(Protocol):
     ) -> None: ...
 
 
-# Faults of the machine or of the tournament's setup: the same for every game,
-# so they stop the run (to be fixed and resumed) instead of costing each game.
-STOPS_THE_RUN = (
-    OSError, MemoryError, StoreError, SandboxUnavailable, BotSpecError, BotBuildFailed, UnknownGame, UnknownVariant,
-)  # fmt: skip
 _MAX_TRACEBACK = 64 << 10
 
 
 def harness_failure(game: ScheduledGame, exc: Exception) -> GameFailed | None:
-    """``exc``, raised while refereeing ``game``, as that game's harness error; None if it must stop the run."""
-    if isinstance(exc, STOPS_THE_RUN):
+    """``exc``, raised while refereeing ``game``, as that game's harness error; None if it must stop the run
+    (``tournaments.hosting.faults.stops_the_run``)."""
+    if stops_the_run(exc):
         return None
-    if isinstance(exc, ExceptionGroup):
-        stops, _ = exc.split(STOPS_THE_RUN)
-        if stops is not None:
-            return None
     leaf: BaseException = exc
     while isinstance(leaf, BaseExceptionGroup):
         leaf = leaf.exceptions[0]

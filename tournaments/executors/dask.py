@@ -43,7 +43,6 @@ import sys
 import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import CancelledError
 from functools import partial
 from pathlib import Path
 
@@ -55,7 +54,7 @@ from protocol.untrusted import bounded
 from referee.bot_folder import pack_folder
 from referee.pinning import BotChangedDuringRun, is_folder_bot
 from referee.private import make_private_dirs, write_private
-from tournaments.executors.base import STOPS_THE_RUN, GameDone, GameFailed, Report, TournamentWork, WorkerFailed
+from tournaments.executors.base import GameDone, GameFailed, Report, TournamentWork, WorkerFailed
 from tournaments.executors.bot_packages import ShippedBot
 from tournaments.executors.dask_cluster import (
     DaskUnreachable,
@@ -67,6 +66,7 @@ from tournaments.executors.dask_cluster import (
 )
 from tournaments.executors.dask_worker import DaskSetup, NoReferee, TournamentPlugin, decode_answers, play_games
 from tournaments.executors.installed import installed_famiglia
+from tournaments.hosting.faults import CLUSTER_LOST, STOPS_THE_RUN
 from tournaments.playing import replays_folder
 from tournaments.schedule import ScheduledGame
 
@@ -172,7 +172,9 @@ def _register(client: Client, plugin: TournamentPlugin, name: str) -> None:
     """
     try:
         client.register_plugin(plugin, name=name)
-    except (WrongFamiglia, OSError, CancelledError, TimeoutError):
+    except WrongFamiglia:
+        raise
+    except CLUSTER_LOST:
         raise
     except Exception as exc:  # noqa: BLE001  # whatever failed on a worker arrives here as itself
         raise WorkerFailed(" ".join(str(exc).split()) or type(exc).__name__) from None
@@ -302,7 +304,7 @@ class _Run:
         while True:
             try:
                 workers = await trio.to_thread.run_sync(self.client.nthreads)
-            except (OSError, CancelledError, TimeoutError):
+            except CLUSTER_LOST:
                 raise self._lost() from None
             threads = sum(workers.values())
             self.window.total_tokens = max(2, self.work.concurrency, 2 * threads)
@@ -326,7 +328,7 @@ class _Run:
                 # is waited for; if Dask then gives up on it, its answer is None
                 # and its error is handled below like any other.
                 results = await trio.to_thread.run_sync(partial(self.client.gather, finished, errors="skip"))
-            except (OSError, CancelledError, TimeoutError):
+            except CLUSTER_LOST:
                 # The client may not have noticed yet that the scheduler is gone
                 # (a reset connection reaches gather first): ask the scheduler.
                 if self.client.status == "running" and await self._scheduler_answers():
@@ -361,7 +363,7 @@ class _Run:
         with trio.move_on_after(_PROBE_S):
             try:
                 await trio.to_thread.run_sync(self.client.nthreads, abandon_on_cancel=True)
-            except (OSError, CancelledError, TimeoutError):
+            except CLUSTER_LOST:
                 return False
             return True
         return False

@@ -1,0 +1,76 @@
+"""Which exceptions stop a run, and which leave a game to be played again later: the one classification.
+
+A game whose refereeing raises costs one of three things:
+
+- the run (``stops_the_run``): a fault of the machine or of the run's setup
+  (``STOPS_THE_RUN``: a full disk, no memory, an unusable store or sandbox, a
+  bot that cannot be built or was edited during the run, an unknown game or
+  variant) is the same for every game, so the run stops, to be fixed and
+  resumed, instead of costing each game in turn. Looked for inside exception
+  groups too: a nursery's group holding one of them stops the run as well.
+  ``MACHINE_FAULTS`` are the machine's part of it: the ladder, whose setup
+  faults are one version's (its games fail, the server goes on), stops for
+  those alone, and its restart plays the game again.
+- nothing (``played_again_later``): the game could not be played where it was
+  sent, through no fault of its own (``NotPlayed``; a Dask worker that cannot
+  play: another famiglia, famiglia not importable, its machine's fault): it is
+  played again later. ``CLUSTER_LOST`` is what a Dask client raises when its
+  scheduler went away under it, which leaves the game unplayed as well.
+- that game alone: anything else is a fault of the harness with this game,
+  recorded as its harness error (a tournament) or failed game (the ladder).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import CancelledError
+
+from referee.bots import BotBuildFailed, BotSpecError
+from referee.games import UnknownGame
+from referee.games.base import UnknownVariant
+from referee.sandbox import SandboxUnavailable
+from tournaments.executors.installed import WrongFamiglia
+from tournaments.hosting.storage import StorageError
+
+__all__ = [
+    "CLUSTER_LOST",
+    "MACHINE_FAULTS",
+    "STOPS_THE_RUN",
+    "WORKER_FAULTS",
+    "NotPlayed",
+    "played_again_later",
+    "stops_the_run",
+]
+
+MACHINE_FAULTS: tuple[type[Exception], ...] = (OSError, MemoryError)
+"""This machine's fault, not the game's: whoever plays here stops, and the game is played again."""
+
+STOPS_THE_RUN: tuple[type[Exception], ...] = (
+    *MACHINE_FAULTS, StorageError, SandboxUnavailable, BotSpecError, BotBuildFailed, UnknownGame, UnknownVariant,
+)  # fmt: skip
+"""Faults of the machine or of the run's setup: the same for every game. ``BotSpecError`` includes
+``referee.pinning.BotChangedDuringRun``: a bot edited during a run stops it."""
+
+WORKER_FAULTS: tuple[type[Exception], ...] = (WrongFamiglia, ImportError, *MACHINE_FAULTS)
+"""What a Dask task raises when its worker, not its game, is at fault: the game is played again later."""
+
+CLUSTER_LOST: tuple[type[Exception], ...] = (OSError, CancelledError, TimeoutError)
+"""What a Dask client raises when the scheduler went away under it (``TimeoutError`` is an ``OSError``; named)."""
+
+
+class NotPlayed(Exception):
+    """The game could not be played now through no fault of its own (the cluster went away): it waits its turn again."""
+
+
+def stops_the_run(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while refereeing a game, must stop the run (``STOPS_THE_RUN``, in a group too)."""
+    if isinstance(exc, STOPS_THE_RUN):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        stops, _ = exc.split(STOPS_THE_RUN)
+        return stops is not None
+    return False
+
+
+def played_again_later(exc: BaseException) -> bool:
+    """Whether a game whose play raised ``exc`` is left unplayed, to be played again later (not recorded)."""
+    return isinstance(exc, (NotPlayed, *WORKER_FAULTS))
