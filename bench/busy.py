@@ -59,7 +59,7 @@ from referee.channel import BotChannel
 from referee.match import MatchSpec, run_match
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
-from referee.sandbox.cgroups import BotCgroup
+from referee.sandbox.cgroup import BotCgroup
 from referee.settings import RefereeSettings
 
 
@@ -282,7 +282,7 @@ async def bench(args: argparse.Namespace) -> None:
     # The loops start first, in this process's groups as the host gave them: they are the
     # host's other work. Started after the first build or bot, they would be born inside the
     # cpu group the referee makes for itself and its bots on cgroup v1
-    # (referee.sandbox.cgroups), as if they were its own.
+    # (referee.sandbox.cgroup_host), as if they were its own.
     harness = HarnessProcess()
     with busy_loops(args.loops):
         (bot,) = prepare_bots([load_bot(args.bot, base=ROOT)])

@@ -28,14 +28,14 @@ def positive_seconds(text: str) -> float:
 
 def host_cpu_group_procs() -> str | None:
     """The ``cgroup.procs`` file of the cpu group this process was started in, when famiglia's referee
-    has made a cpu group of its own and moved this process into it (cgroup v1: referee.sandbox.cgroups);
+    has made a cpu group of its own and moved this process into it (cgroup v1: referee.sandbox.cgroup_host);
     else None.
 
     A bench puts the host's other work there, its busy loops: started from this
     process they would be born in the referee's own group, as if they were famiglia's.
     """
     # Imported here: the other helpers of this module need none of famiglia's packages.
-    from referee.sandbox.cgroups import cgroup_support
+    from referee.sandbox.cgroup_host import cgroup_support
 
     support = cgroup_support()
     home = support.parents.get("cpu_bound")

@@ -41,7 +41,7 @@ from referee.games.vendetta import VendettaState
 from referee.match_intake import SeatIntake
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
-from referee.sandbox.cgroups import BotCgroup
+from referee.sandbox.cgroup import BotCgroup
 from referee.settings import RefereeSettings
 
 spent: collections.Counter[str] = collections.Counter()

@@ -1,7 +1,7 @@
 """Building a bot before its first game: a stranger's code, contained as the bot is.
 
 A build command runs anything (a Makefile, a shell line), so it is treated as
-an entrant's process like the bot itself (``referee.sandbox.prepare_build``):
+an entrant's process like the bot itself (``referee.sandbox.prepare``):
 
 - it never runs in the bot's own folder: the folder is packed, and the build
   runs in an unpacked copy in this machine's build cache, the only place it
@@ -38,7 +38,7 @@ from protocol.untrusted import bounded
 from referee.bot_folder import make_safe_for_host, pack_folder, remove_tree, unpack_package
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
 from referee.pinning import BotChangedDuringRun
-from referee.sandbox import prepare_build
+from referee.sandbox import prepare
 from referee.sandbox.view import foreign_program, unreadable_by_others
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
@@ -182,7 +182,7 @@ def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> No
     """Run ``spec``'s build in its (unpacked) folder, then make the folder safe; BotBuildFailed saying why."""
     assert spec.build is not None
     folder = Path(spec.cwd)
-    launch = prepare_build(spec, settings)
+    launch = prepare(spec, settings, purpose="build")
     # The build's output goes to a file, not into the referee's memory: a build that
     # prints without end is stopped by its file size limit (file_mb), and only the
     # last lines are read back for the reason.

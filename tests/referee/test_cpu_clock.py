@@ -22,7 +22,7 @@ from referee.match import MatchSpec
 from referee.play import play_match
 from referee.replay import ActionRecord, Header, read_replay
 from referee.sandbox import require_level
-from referee.sandbox.cgroups import cgroup_support
+from referee.sandbox.cgroup_host import cgroup_support
 from referee.settings import RefereeSettings
 
 pytestmark = pytest.mark.slow

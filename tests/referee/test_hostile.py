@@ -31,7 +31,7 @@ from referee.play import play_match
 from referee.process import BotProcess, open_bot
 from referee.replay import read_replay, verify_replay
 from referee.sandbox import host_support, require_level
-from referee.sandbox.cgroups import cgroup_support
+from referee.sandbox.cgroup_host import cgroup_support
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import TEST_BOTS, processes_in, wait_until_gone
 

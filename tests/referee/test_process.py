@@ -16,7 +16,7 @@ import trio
 from referee.bots import BotSpec
 from referee.errors import BotCrashed
 from referee.process import BotProcess, spawn
-from referee.sandbox import prepare_launch, require_level
+from referee.sandbox import prepare, require_level
 from referee.settings import RefereeSettings
 
 SAYS_WHY_AND_EXITS = "import sys; sys.stderr.write('cannot read weights.bin\\n'); sys.stderr.flush(); sys.exit(3)"
@@ -28,7 +28,7 @@ async def test_a_bot_that_exits_before_its_stderr_was_read_is_reported_with_its_
 ) -> None:
     settings = RefereeSettings(sandbox=require_level(level))
     spec = BotSpec(name="says-why", command=[sys.executable, "-c", SAYS_WHY_AND_EXITS], cwd=str(tmp_path))
-    launch = prepare_launch(spec, settings)
+    launch = prepare(spec, settings)
     try:
         bot = BotProcess(spec, spawn(launch, spec, settings.bot_environment()), settings, launch)
         with trio.fail_after(60):
@@ -44,7 +44,7 @@ async def test_a_bot_that_exits_before_its_stderr_was_read_is_reported_with_its_
 async def test_a_missing_program_is_reported_with_the_reason_the_chain_printed(tmp_path: object) -> None:
     settings = RefereeSettings(sandbox=require_level("standard"))
     spec = BotSpec(name="missing", command=["/opt/no-such-bot-program"], cwd=str(tmp_path))
-    launch = prepare_launch(spec, settings)
+    launch = prepare(spec, settings)
     try:
         bot = BotProcess(spec, spawn(launch, spec, settings.bot_environment()), settings, launch)
         with trio.fail_after(60):
@@ -70,7 +70,7 @@ async def test_a_running_bot_holds_no_pidfd_and_its_exit_is_still_awaited(tmp_pa
                 pass
         return count
 
-    launch = prepare_launch(spec, settings)
+    launch = prepare(spec, settings)
     try:
         before = pidfds()
         bot = BotProcess(spec, spawn(launch, spec, settings.bot_environment()), settings, launch)

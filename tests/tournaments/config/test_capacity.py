@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee.sandbox.launch import UIDS_PER_REFEREE
+from referee.sandbox.resources import UIDS_PER_REFEREE
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
 from tournaments.config.capacity import CapacityError, check_capacity

@@ -34,7 +34,7 @@ from referee.sandbox import require_level
 from referee.sandbox.procmask import MASKED_FILES, MASKED_FOLDERS
 from referee.sandbox.seccomp import filter_for
 from referee.settings import RefereeSettings
-from tests.referee.test_containment import CLOCK, LEVELS, copy_bot, report, with_args
+from tests.referee.sandbox.test_containment import CLOCK, LEVELS, copy_bot, report, with_args
 
 pytestmark = pytest.mark.slow
 

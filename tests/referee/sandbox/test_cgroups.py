@@ -25,21 +25,16 @@ import msgspec
 import pytest
 
 from referee.bots import BotSpec
-from referee.sandbox import cgroups
+from referee.sandbox import cgroup, cgroup_host, names
 from referee.sandbox import launch as launch_module
-from referee.sandbox.cgroups import (
-    JOIN_FAILED,
-    BotCgroup,
-    CgroupError,
-    CgroupSupport,
-    CgroupUnavailable,
-    cgroup_support,
-)
+from referee.sandbox.cgroup import JOIN_FAILED, BotCgroup
+from referee.sandbox.cgroup_host import CgroupError, CgroupSupport, CgroupUnavailable, cgroup_support
 from referee.sandbox.host import host_support
-from referee.sandbox.launch import prepare_launch
+from referee.sandbox.launch import prepare
+from referee.sandbox.leftovers import sweep_dead_referees
 from referee.sandbox.strays import descendants
 from referee.settings import BotLimits, RefereeSettings
-from tests.conftest import TEST_BOTS
+from tests.conftest import ROOT, TEST_BOTS
 
 MIB = 1 << 20
 HOST = cgroup_support()
@@ -51,9 +46,9 @@ def _v2_core() -> CgroupSupport | None:
         return None
     try:
         with open("/proc/self/mountinfo") as mounts, open("/proc/self/cgroup") as own:
-            layout = cgroups._layout(mounts.read(), own.read())
-        unified = cgroups._first_group(layout.unified)
-        support = cgroups._probe_v2(unified) if unified is not None else None
+            layout = cgroup_host._layout(mounts.read(), own.read())
+        unified = cgroup_host._first_group(layout.unified)
+        support = cgroup_host._probe_v2(unified) if unified is not None else None
     except (CgroupError, OSError):
         return None
     return support if support is not None and support.version == "v2" and support.freezer else None
@@ -67,7 +62,7 @@ if V2_CORE is not None:
     FLAVOURS.append(pytest.param(msgspec.structs.replace(V2_CORE, kill=False), id="v2-core-no-cgroup.kill"))
 
 
-def needs(support: CgroupSupport, *guarantees: cgroups.Guarantee) -> None:
+def needs(support: CgroupSupport, *guarantees: cgroup_host.Guarantee) -> None:
     if support.version == "none":
         pytest.skip(f"no usable control groups here: {support.problem}")
     for guarantee in guarantees:
@@ -161,7 +156,7 @@ HYBRID_OWN = """\
 
 
 def test_a_hybrid_layout_puts_each_controller_below_this_process_own_group() -> None:
-    layout = cgroups._layout(HYBRID_MOUNTS, HYBRID_OWN)
+    layout = cgroup_host._layout(HYBRID_MOUNTS, HYBRID_OWN)
     assert layout.unified == ["/sys/fs/cgroup/unified/user.slice/session-1.scope"]
     assert layout.v1 == {
         "pids": ["/sys/fs/cgroup/pids/user.slice"],
@@ -179,16 +174,16 @@ def test_a_unified_layout_and_a_container_mount_of_a_subtree() -> None:
         # a container's view: the hierarchy mounted from its own group, at a path with a space
         "50 24 0:21 /docker/c1 /srv/my\\040groups rw - cgroup2 cgroup2 rw\n"
     )
-    layout = cgroups._layout(mounts, "0::/docker/c1/referee\n")
+    layout = cgroup_host._layout(mounts, "0::/docker/c1/referee\n")
     # the later mount first: it would hide an earlier one on the same point
     assert layout.unified == ["/srv/my groups/referee", "/sys/fs/cgroup/docker/c1/referee"]
-    assert cgroups._layout(mounts, "0::/\n").unified == ["/sys/fs/cgroup"]
+    assert cgroup_host._layout(mounts, "0::/\n").unified == ["/sys/fs/cgroup"]
     # a group outside the mounted subtree is not reachable through it
     only_subtree = "50 24 0:21 /docker/c1 /srv/g rw - cgroup2 cgroup2 rw\n"
-    assert cgroups._layout(only_subtree, "0::/docker/c2\n").unified == []
-    assert cgroups._layout("", "0::/\n") == cgroups._Layout()
+    assert cgroup_host._layout(only_subtree, "0::/docker/c2\n").unified == []
+    assert cgroup_host._layout("", "0::/\n") == cgroup_host._Layout()
     # above this process's cgroup namespace: not reachable
-    assert cgroups._layout(mounts, "0::/../sibling\n").unified == []
+    assert cgroup_host._layout(mounts, "0::/../sibling\n").unified == []
 
 
 def test_what_is_missing_is_one_line_and_a_refusal_says_why_and_how_to_fix() -> None:
@@ -226,7 +221,7 @@ def test_a_v2_group_without_delegated_controllers_says_which_and_how_to_delegate
     (tmp_path / "cgroup.controllers").write_text("pids\n")
     (tmp_path / "cgroup.subtree_control").write_text("pids\n")
     (tmp_path / "cgroup.procs").write_text(f"{os.getpid()}\n")
-    support = cgroups._probe_v2(str(tmp_path))
+    support = cgroup_host._probe_v2(str(tmp_path))
     assert support.version == "v2"
     assert not support.memory and not support.cpu_bound
     assert "memory controller is not delegated" in support.reasons["memory"]
@@ -240,7 +235,7 @@ def test_on_v2_a_referee_alone_in_its_group_moves_into_a_leaf_to_give_its_bots_c
     # The kernel's rule, played by a stand-in: no controllers for subgroups while the group holds a process.
     (tmp_path / "cgroup.subtree_control").write_text("")
     (tmp_path / "cgroup.procs").write_text(f"{os.getpid()}\n")
-    real_write = cgroups._write
+    real_write = cgroup_host.write_file
 
     def write(path: str, value: str) -> None:
         if path.endswith("subtree_control") and (tmp_path / "cgroup.procs").read_text().strip():
@@ -251,13 +246,13 @@ def test_on_v2_a_referee_alone_in_its_group_moves_into_a_leaf_to_give_its_bots_c
             return
         real_write(path, value)
 
-    monkeypatch.setattr(cgroups, "_write", write)
-    assert cgroups._enable_v2(str(tmp_path), ["memory", "pids", "cpu"]) == {}
-    leaf = tmp_path / f"famiglia-referee-{os.getpid()}-{cgroups._ns_tag()}"
+    monkeypatch.setattr(cgroup_host, "write_file", write)
+    assert cgroup_host._enable_v2(str(tmp_path), ["memory", "pids", "cpu"]) == {}
+    leaf = tmp_path / f"famiglia-referee-{os.getpid()}-{names.ns_tag()}"
     assert (leaf / "cgroup.procs").read_text() == str(os.getpid())
     # Another process in the group is not ours to move: refused, with the fix.
     (tmp_path / "cgroup.procs").write_text(f"{os.getpid()}\n1\n")
-    failures = cgroups._enable_v2(str(tmp_path), ["memory"])
+    failures = cgroup_host._enable_v2(str(tmp_path), ["memory"])
     assert "also holds 1 other process(es)" in failures["memory"] and "Delegate=yes" in failures["memory"]
 
 
@@ -265,13 +260,13 @@ def test_on_v1_a_referee_moves_into_a_cpu_group_of_its_own_and_a_worker_it_start
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     moves: list[tuple[str, str]] = []
-    monkeypatch.setattr(cgroups, "_write", lambda path, value: moves.append((path, value)))
-    home = cgroups._cpu_home_v1(str(tmp_path))
-    assert home == str(tmp_path / f"famiglia-referee-{os.getpid()}-{cgroups._ns_tag()}")
+    monkeypatch.setattr(cgroup_host, "write_file", lambda path, value: moves.append((path, value)))
+    home = cgroup_host._cpu_home_v1(str(tmp_path))
+    assert home == str(tmp_path / f"famiglia-referee-{os.getpid()}-{names.ns_tag()}")
     assert os.path.isdir(home)
     assert moves == [(os.path.join(home, "cgroup.procs"), str(os.getpid()))]  # the whole process, every thread
     # A worker that referee started is born in its group: it stays there, and its bots nest there too.
-    assert cgroups._cpu_home_v1(home) == home
+    assert cgroup_host._cpu_home_v1(home) == home
     assert len(moves) == 1
 
 
@@ -281,8 +276,8 @@ def test_on_v1_a_referee_that_cannot_move_leaves_no_group_and_its_bots_go_below_
     def refuse(path: str, value: str) -> None:  # as the kernel refuses a real-time thread a group without its budget
         raise CgroupError(f"cannot write {value!r} to {path}: Invalid argument", path, errno.EINVAL)
 
-    monkeypatch.setattr(cgroups, "_write", refuse)
-    assert cgroups._cpu_home_v1(str(tmp_path)) is None
+    monkeypatch.setattr(cgroup_host, "write_file", refuse)
+    assert cgroup_host._cpu_home_v1(str(tmp_path)) is None
     assert list(tmp_path.iterdir()) == []
 
 
@@ -316,7 +311,7 @@ def test_a_group_is_made_below_this_process_own_group_and_removed_everywhere(mad
     made.append(group)
     for path in group.join_paths():
         folder = os.path.dirname(path)
-        assert os.path.basename(folder) == f"famiglia-{os.getpid()}-{cgroups._ns_tag()}-layout"
+        assert os.path.basename(folder) == f"famiglia-{os.getpid()}-{names.ns_tag()}-layout"
         assert os.path.dirname(folder) in HOST.folders
     # the descriptors kept open are never handed to a bot
     for fd in (group._freeze_fd, group._usage_fd):
@@ -547,7 +542,7 @@ def test_a_tree_gets_one_core(
     assert used <= wall * 1e9 * 1.25, f"{used / 1e9:.2f} CPU seconds in {wall:.2f} s"
     if (os.cpu_count() or 1) >= 2:  # four spinners want more than the one core they may have
         stat = str(folder / "cpu.stat")
-        assert wait_for(lambda: cgroups._field(Path(stat).read_bytes(), b"nr_throttled", stat) > 0)
+        assert wait_for(lambda: cgroup._field(Path(stat).read_bytes(), b"nr_throttled", stat) > 0)
 
 
 def test_a_sandboxed_bot_in_a_group_keeps_its_whole_tree_inside_and_its_tmpfs_counts(
@@ -572,7 +567,7 @@ def test_a_sandboxed_bot_in_a_group_keeps_its_whole_tree_inside_and_its_tmpfs_co
     spec = BotSpec(name="tmpfs", command=["python3", "-c", bot], cwd=str(tmp_path))
     # The chain joins no group of its own here: the test's group, with its small bound, is the one.
     monkeypatch.setattr(launch_module, "_tree_group", lambda kind, limits: None)
-    launch = prepare_launch(spec, RefereeSettings(limits=BotLimits(tmp_mb=512)))
+    launch = prepare(spec, RefereeSettings(limits=BotLimits(tmp_mb=512)))
     try:
         group = BotCgroup.create("sandboxed", memory_bytes=64 * MIB, max_processes=64, cores=0)
         made.append(group)
@@ -612,7 +607,7 @@ def test_a_dead_referees_groups_are_swept_and_a_live_ones_kept(started: list[sub
     if child == 0:
         os._exit(0)
     os.waitpid(child, 0)  # a referee that has died: its pid is free
-    ns = cgroups._ns_tag()
+    ns = names.ns_tag()
     left, kept = f"famiglia-{child}-{ns}-left", f"famiglia-{os.getppid()}-{ns}-kept"
     dead = [os.path.join(parent, left) for parent in HOST.folders]
     alive = [os.path.join(parent, kept) for parent in HOST.folders]
@@ -626,7 +621,7 @@ def test_a_dead_referees_groups_are_swept_and_a_live_ones_kept(started: list[sub
         if HOST.freezer:  # left frozen, as a referee killed mid-game may leave it
             state = "cgroup.freeze" if HOST.version == "v2" else "freezer.state"
             Path(HOST.parents["freezer"], left, state).write_text("1" if HOST.version == "v2" else "FROZEN")
-        cgroups._sweep_dead_referees(HOST)
+        sweep_dead_referees(HOST)
         assert sleeper.wait(5) == -signal.SIGKILL
         assert not any(os.path.exists(folder) for folder in dead)
         assert all(os.path.isdir(folder) for folder in alive)
@@ -650,7 +645,7 @@ def test_on_v1_the_bots_cpu_groups_nest_in_the_referees_own_and_the_referee_is_i
     made: list[BotCgroup], started: list[subprocess.Popen[bytes]]
 ) -> None:
     home = needs_v1_cpu_home()
-    assert cgroups._LEAF_NAME.fullmatch(os.path.basename(home))
+    assert names.LEAF_NAME.fullmatch(os.path.basename(home))
     assert str(os.getpid()) in Path(home, "cgroup.procs").read_text().split()
     group = BotCgroup.create("nested", memory_bytes=0, max_processes=0, cores=1.0)
     made.append(group)
@@ -661,13 +656,13 @@ def test_on_v1_the_bots_cpu_groups_nest_in_the_referees_own_and_the_referee_is_i
     cpu_line = next(line for line in Path(f"/proc/{sleeper.pid}/cgroup").read_text().splitlines() if ":cpu:" in line)
     assert cpu_line.endswith(f"/{os.path.basename(home)}/{group.name}")
     # A process this referee starts outside any bot's group (a worker) stays in the referee's own.
-    probe = "from referee.sandbox.cgroups import cgroup_support; print(cgroup_support().parents['cpu_bound'])"
+    probe = "from referee.sandbox.cgroup_host import cgroup_support; print(cgroup_support().parents['cpu_bound'])"
     worker = subprocess.run(
         [sys.executable, "-c", probe],
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=ROOT,
     )
     assert worker.stdout.strip() == home
 
@@ -682,7 +677,7 @@ def test_on_v1_a_dead_referees_cpu_group_and_its_bots_are_removed_and_a_live_one
     os.waitpid(child, 0)  # a referee that has died: its pid is free
     sleeper = start_in(None, started, "import signal\nprint('ready', flush=True)\nsignal.pause()\n")
     assert line_from(sleeper) == "ready"  # a live referee's pid
-    ns = cgroups._ns_tag()
+    ns = names.ns_tag()
     dead_home = os.path.join(base, f"famiglia-referee-{child}-{ns}")
     dead = [
         dead_home,
@@ -694,7 +689,7 @@ def test_on_v1_a_dead_referees_cpu_group_and_its_bots_are_removed_and_a_live_one
     for folder in dead + live:
         os.mkdir(folder)
     try:
-        cgroups._sweep_dead_referees(HOST)
+        sweep_dead_referees(HOST)
         assert not any(os.path.exists(folder) for folder in dead)
         assert all(os.path.isdir(folder) for folder in live)
     finally:

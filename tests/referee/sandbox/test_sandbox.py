@@ -31,15 +31,18 @@ from referee.sandbox import (
     SandboxUnavailable,
     host_support,
     launcher_argv,
+    leftovers,
     memory_resource,
-    prepare_launch,
+    prepare,
     require_level,
+    resources,
 )
 from referee.sandbox import launch as launch_module
 from referee.sandbox import view as view_module
-from referee.sandbox.cgroups import _sweep_dead_referees as cgroup_sweep
-from referee.sandbox.cgroups import cgroup_support
-from referee.sandbox.launch import _kill_chains_of, _sweep_dead_referees, nproc_counted_per_namespace
+from referee.sandbox.cgroup import BotCgroup
+from referee.sandbox.cgroup_host import cgroup_support
+from referee.sandbox.launch import Purpose, nproc_counted_per_namespace
+from referee.sandbox.leftovers import _kill_chains_of, sweep_dead_referees
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, runtime_paths
 from referee.settings import BotLimits, RefereeSettings
@@ -179,7 +182,7 @@ def test_unknown_levels_and_a_level_that_cannot_apply_are_refused_with_the_fix(m
 def test_a_root_referee_refuses_to_run_bots_as_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(launch_module, "host_support", lambda: HOST)
     with pytest.raises(SandboxUnavailable, match="bot_uid_base = 0 would run bots as root"):
-        prepare_launch(BOT, RefereeSettings(bot_uid_base=0))
+        prepare(BOT, RefereeSettings(bot_uid_base=0))
 
 
 def test_a_uid_base_too_high_for_a_block_of_bot_uids_is_refused_with_the_highest_that_fits(
@@ -187,11 +190,11 @@ def test_a_uid_base_too_high_for_a_block_of_bot_uids_is_refused_with_the_highest
 ) -> None:
     monkeypatch.setattr(launch_module, "host_support", lambda: HOST)
     # Locks of the test's own: another referee on the machine may hold the top block right now.
-    monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(tmp_path / "uid-blocks"))
-    highest = 2**31 - 1 - launch_module.UIDS_PER_REFEREE  # its last uid is 2**31 - 2
+    monkeypatch.setattr(resources, "_UID_BLOCKS", str(tmp_path / "uid-blocks"))
+    highest = 2**31 - 1 - resources.UIDS_PER_REFEREE  # its last uid is 2**31 - 2
     with pytest.raises(SandboxUnavailable, match=f"no room for a block of 8192 bot uids.*at most {highest}"):
-        prepare_launch(BOT, RefereeSettings(bot_uid_base=highest + 1))
-    launch = prepare_launch(BOT, RefereeSettings(bot_uid_base=highest))  # the highest that fits is taken
+        prepare(BOT, RefereeSettings(bot_uid_base=highest + 1))
+    launch = prepare(BOT, RefereeSettings(bot_uid_base=highest))  # the highest that fits is taken
     launch.release()
 
 
@@ -424,7 +427,7 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
         bot_cpu_groups: list[Path] = []
         if cgroups_here.version == "v1" and cgroups_here.cpu_bound:
             # The referee, started by this process, lives in this process's own cpu group, and its
-            # bots' cpu groups are made inside that group (referee.sandbox.cgroups).
+            # bots' cpu groups are made inside that group (referee.sandbox.cgroup_host).
             home = Path(cgroups_here.parents["cpu_bound"])
             bot_cpu_groups = list(home.glob(f"famiglia-{referee.pid}-*"))
             assert bot_cpu_groups, sorted(p.name for p in home.iterdir())
@@ -444,9 +447,8 @@ def test_bots_that_ignore_eof_and_sigterm_die_with_a_referee_killed_by_sigkill(t
         # The control: at level none the bot and its grandchild are still there.
         assert len(processes_in(folders["none"])) >= 2
         assert wait_until_gone(passer, 30.0) == []  # well-behaved bots leave at end of input
-        _sweep_dead_referees()
+        sweep_dead_referees(cgroups_here)  # as the next referee does at its first bot
         assert not any(path.exists() for path in leftovers)
-        cgroup_sweep(cgroups_here)  # as the next referee does at its first bot
         assert not any(path.exists() for path in bot_cpu_groups)
     finally:
         if referee.poll() is None:
@@ -533,6 +535,22 @@ def test_the_chain_stops_when_its_parent_is_no_longer_the_referee() -> None:
     assert ours.stdout == "went on\n"
 
 
+def test_what_dead_referees_left_is_swept_at_the_first_launch_of_a_process_and_not_when_a_group_is_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    swept: list[object] = []
+    monkeypatch.setattr(leftovers, "sweep_dead_referees", swept.append)
+    monkeypatch.setattr(leftovers, "_start_guardian", lambda support: None)
+    monkeypatch.setattr(leftovers, "_swept_in", None)  # as in a process that has launched nothing yet
+    purposes: tuple[Purpose, ...] = ("bot", "build", "bot")
+    for purpose in purposes:
+        prepare(BOT, RefereeSettings(), purpose=purpose).release()
+    assert swept == [cgroup_support()]
+    if cgroup_support().version != "none":
+        BotCgroup.create("no-sweep", memory_bytes=0, max_processes=0, cores=0).remove()
+    assert len(swept) == 1
+
+
 def test_the_next_referee_kills_what_is_left_of_a_dead_referees_sandboxes(tmp_path: Path) -> None:
     folder = str(tmp_path / "famiglia-bots-999999-x")
     leftover = subprocess.Popen(["sh", "-c", "sleep 30", f"{folder}/out-0"])
@@ -550,15 +568,15 @@ def test_the_next_referee_kills_what_is_left_of_a_dead_referees_sandboxes(tmp_pa
 
 CLAIM_A_UID = """
 import os, sys
-from referee.sandbox import launch
-launch._UID_BLOCKS = sys.argv[1]
+from referee.sandbox import resources
+resources._UID_BLOCKS = sys.argv[1]
 if sys.argv[2] == "same start":
     os.getpid = lambda: 4242  # every referee starts its search at the same block
-print(launch._uids.acquire(0x70000000), flush=True)
+print(resources.uids.acquire(0x70000000), flush=True)
 if sys.argv[2] == "fork":
     child = os.fork()
     if child == 0:
-        print(launch._uids.acquire(0x70000000), flush=True)
+        print(resources.uids.acquire(0x70000000), flush=True)
         os._exit(0)
     os.waitpid(child, 0)
 sys.stdin.read()  # holds its block until the test closes its stdin
@@ -585,7 +603,7 @@ def test_referees_on_one_host_get_disjoint_uid_blocks_even_when_their_pids_point
         firsts = [uids[0] for _, uids in held]
         assert len(set(firsts)) == 3, firsts
         spans = sorted(firsts)
-        assert all(b - a >= launch_module.UIDS_PER_REFEREE for a, b in itertools.pairwise(spans))
+        assert all(b - a >= resources.UIDS_PER_REFEREE for a, b in itertools.pairwise(spans))
         # A referee that dies (here: killed, no cleanup of its own) frees its block for the next one.
         killed, [freed] = held.pop(0)
         killed.kill()
@@ -602,7 +620,7 @@ def test_a_forked_referee_claims_a_uid_block_of_its_own(tmp_path: Path) -> None:
     folder.mkdir(mode=0o700)
     process, [parent, child] = referee_holding_a_uid(folder, "fork")
     process.communicate("")
-    assert abs(parent - child) >= launch_module.UIDS_PER_REFEREE
+    assert abs(parent - child) >= resources.UIDS_PER_REFEREE
 
 
 def test_a_uid_block_whose_lock_file_is_a_link_or_a_folder_is_passed_over(
@@ -610,12 +628,12 @@ def test_a_uid_block_whose_lock_file_is_a_link_or_a_folder_is_passed_over(
 ) -> None:
     folder = tmp_path / "blocks"
     folder.mkdir(mode=0o700)
-    monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(folder))
+    monkeypatch.setattr(resources, "_UID_BLOCKS", str(folder))
     monkeypatch.setattr(os, "getpid", lambda: 7)  # the search starts at block 7
-    size = launch_module.UIDS_PER_REFEREE
+    size = resources.UIDS_PER_REFEREE
     (folder / str(0x70000000 + 7 * size)).symlink_to(tmp_path / "elsewhere")
     (folder / str(0x70000000 + 8 * size)).mkdir()
-    assert launch_module._claim_block(0x70000000) == 0x70000000 + 9 * size
+    assert resources._claim_block(0x70000000) == 0x70000000 + 9 * size
     assert not (tmp_path / "elsewhere").exists()
 
 
@@ -625,10 +643,10 @@ def test_uid_blocks_are_not_claimed_through_a_folder_others_can_write(
     folder = tmp_path / "blocks"
     folder.mkdir()
     folder.chmod(0o777)
-    monkeypatch.setattr(launch_module, "_UID_BLOCKS", str(folder))
-    assert launch_module._uid_blocks_folder() is None
-    first = launch_module._claim_block(0x70000000)
-    assert list(folder.iterdir()) == [] and (first - 0x70000000) % launch_module.UIDS_PER_REFEREE == 0
+    monkeypatch.setattr(resources, "_UID_BLOCKS", str(folder))
+    assert resources._uid_blocks_folder() is None
+    first = resources._claim_block(0x70000000)
+    assert list(folder.iterdir()) == [] and (first - 0x70000000) % resources.UIDS_PER_REFEREE == 0
 
 
 def test_play_says_what_its_bots_get_and_what_this_host_cannot_give() -> None:
