@@ -129,8 +129,12 @@ def test_a_bot_under_another_uid_reads_no_store_replay_or_stderr_and_derives_no_
         "--clear-groups",
         "/usr/bin/python3",
         str(SPY / "bot.py"),
-        *map(str, probes),
+        # As a list in a file of its own: named as words, the store (which the run writes) would be
+        # part of the spy's fingerprint, and the run would stop when it changed (referee.pinning).
+        f"@{open_folder / 'probes.txt'}",
     ]
+    (open_folder / "probes.txt").write_text("\n".join(map(str, probes)))
+    (open_folder / "probes.txt").chmod(0o644)
     entrants = [("spy", " ".join(spy)), ("p1", str(PASSER)), ("p2", str(PASSER))]
     (open_folder / "t.toml").write_text(
         '[tournament]\nname = "open"\ngame = "vendetta"\ntable_size = 3\nrepetitions = 1\nseed = 4242\n'
