@@ -15,10 +15,10 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
-from ladder.app import make_app
 from ladder.config import LadderConfig, LadderPaths
 from ladder.loop import Ladder
 from ladder.players import GamePlayer
+from ladder.web.app import make_app
 from tournaments.store import hold_store
 
 __all__ = ["serve_ladder"]

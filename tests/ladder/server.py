@@ -11,10 +11,10 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
-from ladder.app import make_app
 from ladder.config import LadderPaths, load_ladder
-from ladder.guard import Throttle
 from ladder.loop import Ladder
+from ladder.web.app import make_app
+from ladder.web.guard import Throttle
 from tests.ladder.helpers import write_ladder
 
 

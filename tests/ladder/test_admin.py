@@ -11,8 +11,8 @@ import pytest
 import trio
 
 from ladder import loop
-from ladder.guard import Throttle
 from ladder.store import LadderStore, new_token
+from ladder.web.guard import Throttle
 from referee.bots import BotSpec
 from tests.ladder.server import Running, running_server
 
@@ -379,9 +379,9 @@ def test_admin_token_prints_a_fresh_token_once_and_a_new_one_replaces_it(tmp_pat
 
 
 async def test_on_https_the_admin_cookie_is_secure(tmp_path: Path) -> None:
-    from ladder.app import make_app
     from ladder.config import LadderPaths, load_ladder
     from ladder.loop import Ladder
+    from ladder.web.app import make_app
     from tests.ladder.helpers import write_ladder
 
     # A real https server would need certificates; the app reads the scheme from the request all the same.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from ladder.guard import Throttle
+from ladder.web.guard import Throttle
 from tests.ladder.helpers import MANIFEST, SAMPLE_BOTS, archive, file_member, link_member, upload_of
 from tests.ladder.server import running_server
 
@@ -122,3 +122,10 @@ async def test_malformed_requests_get_answers_not_crashes(tmp_path: Path) -> Non
         )
         assert login.status_code == 413
         assert (await http.get("/api/standings")).json() == []
+
+
+async def test_a_bare_api_address_is_no_page_and_redirects_nowhere(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server, httpx.AsyncClient(base_url=server.url) as http:
+        for method in ("GET", "POST"):
+            answer = await http.request(method, "/api", follow_redirects=False)
+            assert answer.status_code == 404 and "location" not in answer.headers, (method, answer.headers)

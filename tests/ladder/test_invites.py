@@ -6,8 +6,8 @@ from pathlib import Path
 
 import httpx
 
-from ladder.guard import Throttle
 from ladder.invites import add_invite
+from ladder.web.guard import Throttle
 from tests.ladder.server import running_server
 
 CODE = "club-code-for-the-tests"

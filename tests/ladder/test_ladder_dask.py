@@ -228,7 +228,7 @@ async def test_a_lost_scheduler_puts_the_games_back_the_pages_are_served_and_pla
     from hypercorn.config import Config
     from hypercorn.trio import serve
 
-    from ladder.app import make_app
+    from ladder.web.app import make_app
 
     notices: list[str] = []
     with restartable_cluster(bot_cache) as (address, kill, again):

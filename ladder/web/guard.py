@@ -1,4 +1,4 @@
-"""The web app's door: who a request comes from, how much it may send, how often it may guess.
+"""The web app's guards: whose token a request carries, how much it may send, how often it may guess.
 
 - ``token_of``: the bearer token of a request (``Authorization: Bearer T``,
   for scripts) or its login cookie (for the pages); never a query parameter,
@@ -17,18 +17,20 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 
-__all__ = ["COOKIE", "BodyTooLarge", "Throttle", "bearer_of", "client_of", "read_body", "token_of"]
+__all__ = ["COOKIE", "FORM_BYTES", "BodyTooLarge", "Throttle", "bearer_of", "client_of", "read_body", "token_of"]
 
 COOKIE = "ladder_token"
+FORM_BYTES = 4096
+"""The most a form or a small JSON body may send: a login, a registration, a challenge, an admin's action."""
 
 
 class BodyTooLarge(ValueError):
     """A request body over the bound."""
 
 
-def bearer_of(request: Request) -> str | None:
+def bearer_of(request: HTTPConnection) -> str | None:
     """The token of an ``Authorization: Bearer T`` header only: what scripts send."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
@@ -37,12 +39,12 @@ def bearer_of(request: Request) -> str | None:
     return None
 
 
-def token_of(request: Request) -> str | None:
+def token_of(request: HTTPConnection) -> str | None:
     cookie = request.cookies.get(COOKIE)
     return bearer_of(request) or cookie or None
 
 
-def client_of(request: Request) -> str:
+def client_of(request: HTTPConnection) -> str:
     """The address the throttle counts a request's failures against: the connection's."""
     return request.client.host if request.client else "?"
 

@@ -1,0 +1,161 @@
+"""The ladder's JSON API, mounted at ``/api``: what the pages show, for scripts, and what entrants send.
+
+``POST /api/register`` (with the host's invite code), ``/api/standings``,
+``/api/standings/fit``, ``/api/entrants/NAME``, ``/api/games?entrant=NAME``,
+``/api/entrants/NAME/versions/N/report`` (the owner's only: anyone else gets
+the 404 of a missing one), and, for the entrant whose token comes as a bearer
+token, ``POST /api/submissions`` (a tar archive as the body) and ``POST
+/api/challenges``. The host's ``/api/admin/...`` is in ``ladder.web.admin``.
+Every answer is JSON, a refusal ``{"error": "why"}``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import trio
+from starlette.authentication import requires
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ladder.intake import save_upload
+from ladder.store import RateLimited
+from ladder.upload import UploadRefused, inspect_upload
+from ladder.views import entrant_view, fit_standings, game_views, standings
+from ladder.web.auth import Entrant, owns, register
+from ladder.web.guard import FORM_BYTES, BodyTooLarge, read_body
+from ladder.web.site import error, json, site
+
+__all__ = ["routes"]
+
+_UPLOAD_S = 300.0
+"""How long an upload may take to arrive: max_bytes at a slow link's pace."""
+
+
+class _Challenge(msgspec.Struct, forbid_unknown_fields=True):
+    opponents: list[str]
+
+
+class _Registration(msgspec.Struct, forbid_unknown_fields=True):
+    code: str
+    name: str
+
+
+async def register_entrant(request: Request) -> Response:
+    try:
+        asked = msgspec.json.decode(await read_body(request, FORM_BYTES), type=_Registration)
+    except BodyTooLarge as exc:
+        return error(str(exc), 413)
+    except msgspec.DecodeError as exc:
+        return error(f'send {{"code": "INVITE CODE", "name": "NAME"}}: {exc}', 400)
+    token, said = register(request, asked.code.strip(), asked.name.strip())
+    if token is None:
+        return error(said, 429 if said.startswith("too many") else 400)
+    return json({"entrant": said, "token": token, "page": f"/entrants/{said}"}, 201)
+
+
+async def live_standings(request: Request) -> Response:
+    ladder = site(request).ladder
+    return json(standings(ladder.store, ladder.fit.rows if ladder.fit else None))
+
+
+async def fitted_standings(request: Request) -> Response:
+    store = site(request).store
+    rows, versions = store.games(limit=-1), store.versions()
+    return json(await trio.to_thread.run_sync(fit_standings, rows, versions))
+
+
+async def entrant(request: Request) -> Response:
+    name = request.path_params["name"]
+    view = entrant_view(site(request).store, name, owner=owns(request, name))
+    return error("not found", 404) if view is None else json(view)
+
+
+async def games(request: Request) -> Response:
+    store = site(request).store
+    return json(game_views(store, store.games(entrant=request.query_params.get("entrant"), limit=100)))
+
+
+async def report(request: Request) -> Response:
+    store = site(request).store
+    name, number = request.path_params["name"], request.path_params["number"]
+    if not owns(request, name):
+        return error("not found", 404)
+    versions = [v for v in store.versions(entrant=name) if v.number == number]
+    if not versions:
+        return error("not found", 404)
+    version = versions[0]
+    text = store.report(version.id)
+    return json(
+        {
+            "number": number,
+            "state": version.state,
+            "reason": version.reason,
+            "report": msgspec.json.decode(text) if text else None,
+        }
+    )
+
+
+@requires("entrant", status_code=401)
+async def submit(request: Request) -> Response:
+    shared = site(request)
+    who: Entrant = request.user
+    limits = shared.ladder.config.submissions
+    if who.row.id in shared.uploading:  # each upload arriving holds up to max_bytes of memory
+        return error("an upload of yours is still arriving; send one at a time", 429)
+    shared.uploading.add(who.row.id)
+    try:
+        # A deadline: an upload stalled for good (its sender's network gone) must not hold its
+        # entrant's one upload at a time for as long as the connection lingers.
+        with trio.move_on_after(_UPLOAD_S) as arriving:
+            data = await read_body(request, limits.max_bytes)
+        if arriving.cancelled_caught:
+            return error(f"the upload took over {_UPLOAD_S:.0f} s to arrive; send it again", 408)
+        digest = inspect_upload(data, limits)
+    except BodyTooLarge as exc:
+        return error(str(exc), 413)
+    except UploadRefused as exc:
+        return error(str(exc), 400)
+    finally:
+        shared.uploading.discard(who.row.id)
+    prior = (shared.ladder.config.rating.prior_mu, shared.ladder.config.rating.prior_sigma)
+    try:
+        # No await from here to add_version: no other request of this entrant's comes in between.
+        shared.store.check_rate(who.row.id, limits.per_hour)
+        save_upload(shared.ladder.paths.uploads, digest, data)
+        version = shared.store.add_version(who.row.id, digest, prior, limits.per_hour)
+    except RateLimited as exc:
+        return error(str(exc), 429)
+    shared.ladder.enqueue(version.id)
+    name = who.row.name
+    return json({"entrant": name, "version": version.number, "state": version.state, "page": f"/entrants/{name}"}, 202)
+
+
+@requires("entrant", status_code=401)
+async def challenge(request: Request) -> Response:
+    who: Entrant = request.user
+    try:
+        asked = msgspec.json.decode(await read_body(request, FORM_BYTES), type=_Challenge)
+        table, dealt = site(request).ladder.challenge(who.row, asked.opponents)
+    except BodyTooLarge as exc:
+        return error(str(exc), 413)
+    except msgspec.DecodeError as exc:
+        return error(f'send {{"opponents": ["NAME", ...]}}: {exc}', 400)
+    except RateLimited as exc:
+        return error(str(exc), 429)
+    except ValueError as exc:
+        return error(str(exc), 400)
+    return json({"table": table, "games": dealt, "page": f"/entrants/{who.row.name}"}, 202)
+
+
+routes = [
+    Route("/register", register_entrant, methods=["POST"]),
+    Route("/standings", live_standings),
+    Route("/standings/fit", fitted_standings),
+    Route("/entrants/{name}", entrant),
+    Route("/entrants/{name}/versions/{number:int}/report", report),
+    Route("/games", games),
+    Route("/submissions", submit, methods=["POST"]),
+    Route("/challenges", challenge, methods=["POST"]),
+]
+"""Under ``Mount("/api", ...)``, with ``ladder.web.admin.api_routes``."""

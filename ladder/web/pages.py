@@ -1,0 +1,164 @@
+"""The ladder's HTML pages, rendered on the server.
+
+``/`` (the leaderboard), ``/entrants/NAME``, ``/games/game-N.html`` (the
+replay viewer, everything), ``/games/game-N.seat-S.html`` and
+``/games/N/stderr/S`` (the seat's owner only), ``/login``, ``/logout`` and
+``/register`` (with the host's invite code).
+
+What a reader may not see answers 404 exactly as what does not exist, so a
+stranger learns nothing from the difference. Everything an entrant or a bot
+controls reaches a page through Jinja's autoescaping (names, reasons, the
+check-bot report) or as JSON inside the viewer's own escaping.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import msgspec
+import trio
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ladder.views import entrant_view, rating_points, standings
+from ladder.web.auth import Stranger, entrant_for, owns, refused, register
+from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body
+from ladder.web.site import PAGE_HEADERS, not_found, page, site
+
+__all__ = ["routes"]
+
+_GAME_PAGE = re.compile(r"game-(\d{1,12})(?:\.seat-(\d))?\.html")
+
+
+async def leaderboard(request: Request) -> Response:
+    ladder = site(request).ladder
+    store = ladder.store
+    return page(
+        request,
+        "leaderboard.html.j2",
+        title="Leaderboard",
+        rows=standings(store, ladder.fit.rows if ladder.fit else None),
+        fit=ladder.fit,
+        counts=store.counts(),
+        paused=store.paused(),
+        entrants=len(store.entrants()),
+    )
+
+
+async def entrant(request: Request) -> Response:
+    store = site(request).store
+    name = request.path_params["name"]
+    view = entrant_view(store, name, owner=owns(request, name))
+    if view is None:
+        return not_found(request)
+    reports = {}
+    if view.owner:
+        for version in store.versions(entrant=name):
+            if version.state == "rejected" and (text := store.report(version.id)):
+                reports[version.number] = msgspec.json.decode(text)
+    return page(
+        request,
+        "entrant.html.j2",
+        title=name,
+        view=view,
+        points=rating_points(view.rating_history),
+        reports=reports,
+    )
+
+
+async def game(request: Request) -> Response:
+    from tournaments.viewer.build import build_viewer_data
+    from tournaments.viewer.page import render_view
+
+    store = site(request).store
+    found = _GAME_PAGE.fullmatch(request.path_params["page"])
+    if found is None:
+        return not_found(request)
+    game_id, seat = int(found.group(1)), found.group(2)
+    rows = store.games(game_id=game_id, limit=1)
+    row = rows[0] if rows else None
+    if row is None or row.replay is None or not store.table_finished(row.table):
+        return not_found(request)  # its deal is still being played in other seatings: not shown yet
+    replay = row.replay
+    if seat is not None:
+        seats = [s for s in row.seats if s.seat == int(seat)]
+        if not seats or not owns(request, seats[0].entrant):
+            return not_found(request)
+    data = await trio.to_thread.run_sync(build_viewer_data, Path(replay))
+    text = render_view(data, "all" if seat is None else seat, Path(f"game-{game_id}.html"))
+    return Response(text, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+
+
+async def seat_stderr(request: Request) -> Response:
+    game_id, seat = request.path_params["game"], request.path_params["seat"]
+    rows = site(request).store.games(game_id=game_id, limit=1)
+    seats = [s for s in rows[0].seats if s.seat == seat] if rows else []
+    if not seats or rows[0].replay is None or not owns(request, seats[0].entrant):
+        return not_found(request)
+    path = Path(f"{rows[0].replay}.seat{seat}.stderr")
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    return Response(text, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
+
+
+async def login_form(request: Request) -> Response:
+    return page(request, "login.html.j2", title="Log in", failed=False)
+
+
+async def login(request: Request) -> Response:
+    try:
+        body = await read_body(request, FORM_BYTES)
+    except BodyTooLarge:
+        return page(request, "login.html.j2", 413, title="Log in", failed=True)
+    token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+    user = entrant_for(request, token)
+    if isinstance(user, Stranger):
+        if refused(request, user).status == 429:
+            return page(
+                request, "message.html.j2", 429, title="Slow down", message="Too many failed attempts; wait a minute."
+            )
+        return page(request, "login.html.j2", 403, title="Log in", failed=True)
+    response = RedirectResponse(f"/entrants/{user.row.name}", status_code=303)
+    response.set_cookie(
+        COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https", max_age=30 * 86400
+    )
+    return response
+
+
+async def logout(request: Request) -> Response:
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(COOKIE)
+    return response
+
+
+async def register_form(request: Request) -> Response:
+    return page(request, "register.html.j2", title="Register", refused=None, name="")
+
+
+async def register_page(request: Request) -> Response:
+    try:
+        body = await read_body(request, FORM_BYTES)
+    except BodyTooLarge:
+        return page(request, "register.html.j2", 413, title="Register", refused="The form is too large.", name="")
+    form = parse_qs(body.decode("utf-8", "replace"))
+    code, name = ((form.get(key) or [""])[0].strip() for key in ("code", "name"))
+    token, said = register(request, code, name)
+    if token is None:
+        status = 429 if said.startswith("too many") else 400
+        return page(request, "register.html.j2", status, title="Register", refused=said, name=name)
+    return page(request, "registered.html.j2", title="Registered", name=said, token=token)
+
+
+routes = [
+    Route("/", leaderboard),
+    Route("/entrants/{name}", entrant),
+    Route("/games/{game:int}/stderr/{seat:int}", seat_stderr),
+    Route("/games/{page}", game),
+    Route("/login", login_form, methods=["GET"]),
+    Route("/login", login, methods=["POST"]),
+    Route("/logout", logout, methods=["POST"]),
+    Route("/register", register_form, methods=["GET"]),
+    Route("/register", register_page, methods=["POST"]),
+]

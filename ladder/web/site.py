@@ -1,0 +1,85 @@
+"""What every endpoint shares: the state the app keeps, and its ways of answering.
+
+- ``Site``: the ladder, the throttle, the templates and the rest of one app's
+  state, kept at ``app.state.site``; an endpoint reaches it with
+  ``site(request)``, and no endpoint holds any of it in a closure.
+- ``page`` and ``not_found``: an HTML page from ``ladder/templates`` with the
+  pages' headers (scripts and styles of the page itself only, no referrer);
+  ``json`` and ``error``: the API's answers, never kept by a browser.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import jinja2
+import msgspec
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import Response
+
+from ladder.loop import Ladder
+from ladder.store import LadderStore
+from ladder.web.guard import Throttle
+
+__all__ = ["PAGE_HEADERS", "Site", "error", "json", "not_found", "page", "site"]
+
+PAGE_HEADERS = {
+    # The viewer's player and board scripts are inline: scripts of the page itself only, nothing fetched.
+    "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+
+
+class Site:
+    """One web app's state: what its endpoints read and keep between requests."""
+
+    def __init__(self, ladder: Ladder, throttle: Throttle) -> None:
+        self.ladder = ladder
+        self.store: LadderStore = ladder.store
+        self.throttle = throttle
+        """Failed token attempts per client, by every way a token comes in."""
+        self.templates = jinja2.Environment(
+            loader=jinja2.PackageLoader("ladder", "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.uploading: set[int] = set()
+        """The entrants whose upload is arriving."""
+        self.secret = secrets.token_bytes(32)
+        """The key of the admin forms' CSRF tokens: drawn when the app is made and kept in memory
+        only, so a restart makes open forms stale, nothing worse."""
+
+
+def site(conn: HTTPConnection) -> Site:
+    """The state of the app serving ``conn``."""
+    state = conn.app.state.site
+    assert isinstance(state, Site)
+    return state
+
+
+def page(request: Request, template: str, status: int = 200, **values: Any) -> Response:
+    shared = site(request)
+    text = shared.templates.get_template(template).render(ladder=shared.ladder.config.name, **values)
+    return Response(text, status_code=status, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+
+
+def not_found(request: Request) -> Response:
+    return page(request, "message.html.j2", 404, title="Not found", message="There is nothing here.")
+
+
+def json(value: Any, status: int = 200) -> Response:
+    return Response(
+        msgspec.json.encode(value),
+        status_code=status,
+        media_type="application/json",
+        headers={"x-content-type-options": "nosniff", "cache-control": "no-store"},
+    )
+
+
+def error(message: str, status: int) -> Response:
+    return json({"error": message}, status)
