@@ -3,7 +3,7 @@
 bench/busy.py starts it before its referee does anything, so that the harness and
 its bots run where the host put the bench, in the bench's session, as a host's
 own program would. In the bench's own process they would run in the control group
-the referee makes for itself and its bots on cgroup v1 (referee.sandbox.cgroups).
+the referee makes for itself and its bots on cgroup v1 (referee.sandbox.cgroup).
 
 One JSON line in, one line out:
 

@@ -9,7 +9,7 @@ settings alone, before any bot starts:
   (referee/sandbox/launch.py); one more bot could not start.
 - open files: each bot costs the referee four descriptors (stdin, the stdout FIFO,
   stderr and its control group's CPU time file; referee/process.py,
-  referee/sandbox/cgroups.py; a pidfd only while its exit is awaited, and a poll
+  referee/sandbox/cgroup.py; a pidfd only while its exit is awaited, and a poll
   instead where none can be had), each game one more for its replay file,
   and the referee keeps a few dozen of its own (store, event loop, workers' pipes);
   the process's limit is its soft RLIMIT_NOFILE, which the referee raises to the
