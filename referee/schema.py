@@ -30,7 +30,7 @@ import protocol
 from protocol.messages import PROTOCOL_VERSION, Action, End, Log, Ready, Rejected, Request, Start
 from referee.games import BUILT_IN_GAMES, get_rules
 
-__all__ = ["SCHEMA_PATH", "build_schema", "entry_point"]
+__all__ = ["SCHEMA_PATH", "build_schema", "entry_point", "render"]
 
 SCHEMA_PATH = Path(protocol.__file__).with_name("schema.json")
 
@@ -43,17 +43,19 @@ def entry_point(game: str, direction: str) -> str:
 _GENERIC = re.compile(r"(Action|End|Request|Start)_")
 
 
-def readable_name(name: str, game_of: dict[str, str]) -> str:
+def readable_name(name: str, game_of: dict[str, str], only: str | None = None) -> str:
     """The ``$defs`` name a bot author reads for msgspec's generated ``name``.
 
-    ``game_of`` tells which game a generic message's name belongs to.
+    ``game_of`` tells which game a generic message's name belongs to. ``only``: the one game
+    the schema is for, whose types a module path of any package names (a plug-in's).
     """
     generic = _GENERIC.match(name)
     if generic is not None:
         return f"{game_of[name].capitalize()}{generic.group(1)}"
-    if "." in name:  # a module path: referee.games.<game>[.module].<Type>
+    if "." in name:  # a module path: referee.games.<game>[.module].<Type>, or a plug-in's package
         parts = name.split(".")
-        return f"{parts[2].capitalize()}{parts[-1]}"
+        game = only if only is not None and parts[:2] != ["referee", "games"] else parts[2]
+        return f"{game.capitalize()}{parts[-1]}"
     return name
 
 
@@ -88,13 +90,17 @@ def _canonical(node: Any) -> Any:
     return node
 
 
-def build_schema() -> dict[str, Any]:
-    """The whole protocol as one JSON Schema (draft 2020-12) document."""
+def build_schema(games: tuple[str, ...] = BUILT_IN_GAMES) -> dict[str, Any]:
+    """The protocol of ``games`` as one JSON Schema (draft 2020-12) document.
+
+    By default the games famiglia ships, never an installed plug-in: protocol/schema.json is
+    part of the repository. ``famiglia schema GAME`` gives one game, a plug-in's too.
+    UnknownGame for a game that is not installed.
+    """
     types: list[Any] = []
     unions: dict[str, list[Any]] = {}
     game_of: dict[str, str] = {}
-    # The games famiglia ships, never an installed plug-in: the schema file is part of the repository.
-    for game in BUILT_IN_GAMES:
+    for game in games:
         rules = get_rules(game)
         referee_side = [
             Start[rules.config_type],  # type: ignore[name-defined]
@@ -109,7 +115,8 @@ def build_schema() -> dict[str, Any]:
         _, own = msgspec.json.schema_components(referee_side + bot_side)
         game_of.update({name: game for name in own if _GENERIC.match(name)})
     schemas, generated = msgspec.json.schema_components(types, ref_template=_REF + "{name}")
-    names = {name: readable_name(name, game_of) for name in generated}
+    only = games[0] if len(games) == 1 else None
+    names = {name: readable_name(name, game_of, only) for name in generated}
     if len(set(names.values())) != len(names):  # two types would share a name: fail loudly, here
         raise ValueError(f"schema names collide: {sorted(names.values())}")
     components = {names[name]: _canonical(_renamed_refs(body, names)) for name, body in generated.items()}
@@ -118,7 +125,7 @@ def build_schema() -> dict[str, Any]:
         components[name] = {"anyOf": [next(refs) for _ in members]}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://famiglia.invalid/protocol/schema.json",
+        "$id": "https://famiglia.invalid/protocol/" + ("schema.json" if only is None else f"{only}.schema.json"),
         "title": f"famiglia protocol {PROTOCOL_VERSION}",
         "description": (
             "Messages between the famiglia referee and a bot, one JSON object per line. "
@@ -128,8 +135,8 @@ def build_schema() -> dict[str, Any]:
     }
 
 
-def render() -> str:
-    return json.dumps(build_schema(), indent=1, sort_keys=False) + "\n"
+def render(games: tuple[str, ...] = BUILT_IN_GAMES) -> str:
+    return json.dumps(build_schema(games), indent=1, sort_keys=False) + "\n"
 
 
 def main() -> None:

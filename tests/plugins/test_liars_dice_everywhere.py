@@ -11,10 +11,13 @@ of docs/writing-a-game.md goes through the same in tests/docs.)
 from __future__ import annotations
 
 import io
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
+import msgspec
 import pytest
 import trio
 from rich.console import Console
@@ -22,6 +25,7 @@ from typer.testing import CliRunner
 
 from protocol.messages import TimeControl
 from referee.games import get_rules
+from referee.games.base import SeededChance
 from referee.games.testing import check_game
 from referee.match import MatchSpec, run_match
 from referee.settings import RefereeSettings
@@ -95,3 +99,31 @@ def test_a_tournament_of_it_is_played_and_reported_with_a_viewer_page_per_game(l
         assert game.stem in page  # linked from the report
     board = (tmp_path / "liars-games" / "assets" / f"board-{GAME}.js").read_text(encoding="utf-8")
     assert board == package_text(DEFAULT_BOARD)
+
+
+def test_famiglia_schema_gives_a_plugins_messages_and_its_actions_validate_against_it(
+    liars: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "liars.schema.json"
+    done = CliRunner().invoke(app, ["schema", GAME, "--out", str(out)])
+    assert done.exit_code == 0 and done.output.strip() == f"wrote {out}", done.output
+    defs = json.loads(out.read_text())["$defs"]
+    assert not [name for name in defs if "." in name], "every definition has a name a bot author can read"
+    referee_side = defs["Liars_diceRefereeMessage"]["anyOf"]
+    assert referee_side and all(member["$ref"].removeprefix("#/$defs/") in defs for member in referee_side)
+    # Every legal action of a dealt game, as a bot would send it, is valid; a made-up one is not.
+    rules = get_rules(GAME)
+    decision = rules.new_game(2, rules.config({}), SeededChance(3)).decision()
+    assert decision is not None and decision.options
+    bot_side = {"$ref": "#/$defs/Liars_diceBotMessage", "$defs": defs}
+    for option in decision.options:
+        jsonschema.validate({"type": "action", "id": 1, "action": msgspec.to_builtins(option)}, bot_side)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"type": "action", "id": 1, "action": {"type": "no-such-move"}}, bot_side)
+
+
+def test_famiglia_schema_of_a_game_not_installed_is_one_line() -> None:
+    done = CliRunner().invoke(app, ["schema", "chess"])
+    lines = done.output.strip().splitlines()
+    assert done.exit_code == 2 and len(lines) == 1, done.output
+    assert lines[0].startswith("famiglia: error: unknown game 'chess': choose one of vendetta, sicilianos")

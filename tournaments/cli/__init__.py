@@ -25,6 +25,7 @@ try:
     from tournaments.cli.common import OneLineErrors
     from tournaments.cli.play import play
     from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
+    from tournaments.cli.schema import schema_command
 except KeyboardInterrupt:
     # Ctrl-C while famiglia is still starting (these imports take a second on a
     # busy machine): no command has begun, so there is nothing to undo or say but that.
@@ -75,6 +76,7 @@ def _options(
 app.command()(play)
 app.command()(tournament.demo)
 app.command("check-bot")(check_bot_command)
+app.command("schema")(schema_command)
 app.add_typer(tournament.app, name="tournament")
 app.add_typer(replay.app, name="replay")
 app.add_typer(worker.app, name="worker")
