@@ -469,7 +469,10 @@ async def open_bot(spec: BotSpec, settings: RefereeSettings) -> AsyncIterator[Bo
     ValueError) when its files no longer have the content its run pinned.
     """
     raise_open_file_limit()
-    check_pin(spec)  # the code this process runs is the code its games are recorded under
+    if spec.pin is not None:
+        # The code this process runs is the code its games are recorded under. In a thread: the first
+        # check of a large bot hashes it, and other tables' clocks run on this loop meanwhile.
+        await trio.to_thread.run_sync(check_pin, spec)
     launch = prepare(spec, settings)
     try:
         try:
