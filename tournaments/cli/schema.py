@@ -32,6 +32,8 @@ def schema_command(
         return
     if (problem := file_target_problem(out)) is not None:
         fail(f"--out {out}: {problem}")
+    if not out.parent.is_dir():
+        fail(f"--out {out}: there is no folder {out.parent}; create it, or name a file in a folder that exists")
     with user_errors():
         write_private(out, text.encode())
     console.print(f"wrote {out}", highlight=False, markup=False)
