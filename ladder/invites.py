@@ -47,12 +47,10 @@ def redeem_invite(store: LadderStore, code: str, name: str, token: str) -> None:
                 found = stored
         if found is None:
             raise InviteRefused("this invite code is not valid; ask the host for a current one")
-        if db.execute("SELECT 1 FROM entrant WHERE name = ?", (name,)).fetchone():
-            raise InviteRefused(f"the name {name} is taken; choose another")
-        db.execute(
-            "INSERT INTO entrant (name, token_hash, created) VALUES (?, ?, ?)",
-            (name, hash_token(token), datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")),
-        )
+        try:
+            store.insert_entrant(name, token)
+        except ValueError as exc:
+            raise InviteRefused(str(exc)) from None
         db.execute("UPDATE invite SET uses_left = uses_left - 1 WHERE code_hash = ?", (found,))
 
 

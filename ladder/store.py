@@ -229,15 +229,23 @@ class LadderStore:
     # --- entrants ------------------------------------------------------------
 
     def add_entrant(self, name: str, token: str) -> int:
-        """Register ``name`` with ``token`` (kept only as its hash); ValueError if the name is taken."""
-        try:
-            with self.transaction():
-                cursor = self.db.execute(
-                    "INSERT INTO entrant (name, token_hash, created) VALUES (?, ?, ?)",
-                    (name, hash_token(token), _now()),
-                )
-        except sqlite3.IntegrityError:
-            raise ValueError(f"an entrant named {name!r} is already registered") from None
+        """Register ``name`` with ``token`` (kept only as its hash); ValueError if the name is taken, in any case."""
+        with self.transaction():
+            return self.insert_entrant(name, token)
+
+    def insert_entrant(self, name: str, token: str) -> int:
+        """``add_entrant`` inside a transaction the caller holds (an invite is spent in the same one).
+
+        ``ALICE`` beside ``alice`` would be an impersonation on every page, so names are
+        compared without case; the caller's immediate transaction makes check and insert one step.
+        """
+        taken = self.db.execute("SELECT name FROM entrant WHERE name = ? COLLATE NOCASE", (name,)).fetchone()
+        if taken is not None:
+            differs = "" if taken[0] == name else f" (names that differ only in case are one name: not {name!r})"
+            raise ValueError(f"an entrant named {taken[0]!r} is already registered{differs}; choose another")
+        cursor = self.db.execute(
+            "INSERT INTO entrant (name, token_hash, created) VALUES (?, ?, ?)", (name, hash_token(token), _now())
+        )
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 

@@ -48,6 +48,7 @@ async def test_an_attacker_s_registrations_are_refused_and_change_nothing(tmp_pa
             "empty code": {"code": "", "name": "mal"},
             "expired code": {"code": "expired-code", "name": "mal"},
             "taken name": {"code": CODE, "name": "ann"},
+            "taken name in capitals": {"code": CODE, "name": "ANN"},
             "markup name": {"code": CODE, "name": "<script>alert(1)</script>"},
             "path name": {"code": CODE, "name": "../ann"},
             "long name": {"code": CODE, "name": "a" * 41},

@@ -61,6 +61,16 @@ def test_a_name_is_registered_once(store: LadderStore) -> None:
         store.add_entrant("ann", new_token())
 
 
+@pytest.mark.parametrize("other", ["ANN", "Ann", "aNn"])
+def test_a_name_differing_only_in_case_is_refused_as_taken(store: LadderStore, other: str) -> None:
+    store.add_entrant("ann", new_token())
+    with pytest.raises(
+        ValueError, match=f"'ann' is already registered.*differ only in case.*'{other}'.*choose another"
+    ):
+        store.add_entrant(other, new_token())
+    assert [entrant.name for entrant in store.entrants()] == ["ann"]
+
+
 def test_an_accepted_version_retires_the_active_one_and_a_rejected_one_changes_nothing(store: LadderStore) -> None:
     entrant = store.add_entrant("ann", new_token())
     first = store.add_version(entrant, "a" * 64, PRIOR, per_hour=5)
