@@ -5,10 +5,16 @@ ladder's loops, so a request reads the store between two of the loop's
 steps, never in the middle of one, and a submission is handed to the intake
 without a thread or a queue between processes. One server per ladder: the
 store's lock (``tournaments.store.hold_store``) refuses a second one at once.
+
+Stopping: SIGTERM (systemd's stop, ``kill``) ends the server as its end of
+``--stop-after`` does, games in play going back to pending; SIGINT stays Ctrl-C
+(exit 130). Both are listened for even when the server inherited SIGINT
+ignored, as a job started with ``&`` from a script does.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 
 import trio
@@ -46,6 +52,7 @@ async def serve_ladder(
         web.accesslog = None
         web.errorlog = None
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_on_signals, nursery.cancel_scope, announce)
             await nursery.start(ladder.run_until_stopped, nursery.cancel_scope)
             binds = await nursery.start(hypercorn_serve, make_app(ladder), web)
             for bind in binds:
@@ -58,3 +65,14 @@ async def serve_ladder(
                     await player.close()
         finally:
             lock.release()
+
+
+async def _stop_on_signals(scope: trio.CancelScope, announce: Callable[[str], None]) -> None:
+    """SIGTERM cancels ``scope`` (a clean stop, exit 0); SIGINT raises KeyboardInterrupt, as Ctrl-C does."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+        async for number in received:
+            if number == signal.SIGINT:
+                raise KeyboardInterrupt
+            announce("SIGTERM: stopping; games in play are played again at the next start")
+            scope.cancel()
+            return

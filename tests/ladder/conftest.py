@@ -46,23 +46,29 @@ def famiglia(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(["famiglia", *args], done.exit_code, done.stdout, done.stderr)
 
 
-def start_server(ladder: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    """``famiglia ladder serve`` on a free port; the process and its address once it listens."""
+def start_server(ladder: Path, *extra: str, sigint_ignored: bool = False) -> tuple[subprocess.Popen[str], str]:
+    """``famiglia ladder serve`` on a free port; the process and its address once it listens.
+
+    ``sigint_ignored``: start it as a script's ``serve &`` does, with SIGINT ignored from the start.
+    """
+    command = [sys.executable, "-m", "tournaments.cli", "ladder", "serve", str(ladder), "--port", "0", *extra]
+    if sigint_ignored:
+        # The shell's empty trap is SIG_IGN, which exec keeps: what a non-interactive `&` gives.
+        command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
     process = subprocess.Popen(
-        [sys.executable, "-m", "tournaments.cli", "ladder", "serve", str(ladder), "--port", "0", *extra],
-        cwd=ladder.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
+        command, cwd=ladder.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
     )
+    return process, _listening(process)
+
+
+def _listening(process: subprocess.Popen[str]) -> str:
     assert process.stdout is not None
     line = process.stdout.readline()  # blocks until the server says where it listens, or exits
     found = _SERVING.search(line)
     if found is None:
         process.kill()
         raise AssertionError(f"the server did not start: {line}{process.stdout.read()}")
-    return process, found.group(1)
+    return found.group(1)
 
 
 def stop(process: subprocess.Popen[str], sig: int = signal.SIGINT) -> int:

@@ -87,3 +87,36 @@ def test_ctrl_c_with_games_in_play_leaves_them_pending_without_their_replays(tmp
     assert after and "running" not in after.values(), after
     replays = [p.name for p in (tmp_path / "ladder-data" / "replays").iterdir() if p.suffix == ".jsonl"]
     assert len(replays) == list(after.values()).count("done")
+
+
+def test_sigterm_stops_the_server_cleanly_with_games_in_play_pending_again(tmp_path: Path) -> None:
+    # systemd's stop: SIGTERM to the server alone (its bots are its own to end), exit 0, nothing running.
+    _, db, process = serving_three(tmp_path)
+    try:
+        wait_for(lambda: "running" in game_states(db).values(), "a game in play")
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=120)
+    finally:
+        stop(process, signal.SIGKILL)
+    assert process.stdout is not None
+    said = process.stdout.read()
+    assert code == 0 and "SIGTERM: stopping" in said and "stopped after" in said, said
+    assert "Traceback" not in said, said
+    after = game_states(db)
+    assert after and "running" not in after.values(), after
+    replays = [p.name for p in (tmp_path / "ladder-data" / "replays").iterdir() if p.suffix == ".jsonl"]
+    assert len(replays) == list(after.values()).count("done")
+
+
+def test_a_server_started_with_sigint_ignored_still_stops_on_sigint(tmp_path: Path) -> None:
+    # A script's `famiglia ladder serve ... &` inherits SIGINT ignored; the server listens for it anyway.
+    ladder, _ = register(tmp_path, ["ann"])
+    process, _ = start_server(ladder, sigint_ignored=True)
+    try:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=120)
+    finally:
+        stop(process, signal.SIGKILL)
+    assert process.stdout is not None
+    said = process.stdout.read()
+    assert code == 130 and "stopped" in said and "Traceback" not in said, said
