@@ -117,11 +117,12 @@ def serve_command(
 
     from ladder.config import LadderPaths, load_ladder
     from ladder.player_choice import choose_player
-    from ladder.serve import serve_ladder
+    from ladder.serve import check_address, serve_ladder
     from tournaments.cli.options import check_scheduler_option
 
     with user_errors():
         config = load_ladder(ladder)
+        check_address(host, port)
         paths = LadderPaths.beside(ladder)
         check_scheduler_option(scheduler, executor or config.executor)
         player = choose_player(config, paths, executor or config.executor, scheduler or config.scheduler)

@@ -14,7 +14,9 @@ ignored, as a job started with ``&`` from a script does.
 
 from __future__ import annotations
 
+import errno
 import signal
+import socket
 from collections.abc import Callable
 
 import trio
@@ -27,7 +29,41 @@ from ladder.players import GamePlayer
 from ladder.web.app import make_app
 from tournaments.store import hold_store
 
-__all__ = ["serve_ladder"]
+__all__ = ["check_address", "serve_ladder"]
+
+
+def check_address(host: str, port: int) -> None:
+    """ValueError with one line naming ``host`` or ``port`` when the server could not listen there.
+
+    Called before anything is created or reached (the store, a Dask scheduler), so a
+    mistyped host or a port in use costs the host nothing to undo. A port taken between
+    this check and the server's own bind still fails, as before, only less helpfully.
+    """
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError):
+        raise ValueError(
+            f"--host {host!r}: no such host or address; give an address of this machine "
+            "(127.0.0.1 for this machine alone, 0.0.0.0 for every network)"
+        ) from None
+    for family, kind, protocol, _, address in addresses:
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server's own bind does
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise ValueError(_cannot_listen(host, port, exc)) from None
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if exc.errno == errno.EADDRINUSE:
+        return f"--port {port}: {where} is in use (another server?); choose another port, or --port 0 for any free one"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"--host {host!r}: not an address of this machine; try 127.0.0.1 or 0.0.0.0"
+    if exc.errno == errno.EACCES:
+        return f"--port {port}: this user may not listen on ports below 1024; choose 1024 or above"
+    return f"cannot listen on {where}: {exc.strerror or exc}"
 
 
 async def serve_ladder(

@@ -97,3 +97,23 @@ def test_the_host_s_controls_say_what_they_did_or_one_line_why_not(tmp_path: Pat
     requeue = runner.invoke(app, ["ladder", "requeue", str(path), "7"])
     assert requeue.exit_code == 2 and "there is no game 7" in requeue.output
     assert "no games played yet" in runner.invoke(app, ["ladder", "standings", str(path)]).output
+
+
+def test_serve_on_a_port_in_use_or_an_unknown_host_names_it_and_creates_nothing(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "club.toml"
+    assert runner.invoke(app, ["ladder", "init", str(path)]).exit_code == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        in_use = runner.invoke(app, ["ladder", "serve", str(path), "--port", str(port)])
+    assert in_use.exit_code == 2 and f"--port {port}: 127.0.0.1:{port} is in use" in in_use.output, in_use.output
+    unknown = runner.invoke(app, ["ladder", "serve", str(path), "--host", "no-such-host.invalid"])
+    assert unknown.exit_code == 2 and "--host 'no-such-host.invalid': no such host" in unknown.output
+    foreign = runner.invoke(app, ["ladder", "serve", str(path), "--host", "192.0.2.1"])  # TEST-NET-1: nobody's
+    assert foreign.exit_code == 2 and "not an address of this machine" in foreign.output
+    for said in (in_use, unknown, foreign):
+        assert "Traceback" not in said.output and len(said.output.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["club.toml"]  # no store, no data folder
