@@ -135,8 +135,8 @@ EXAMPLE = """\
 
 [ladder]
 name = "club ladder"
-game = "vendetta"            # vendetta | sicilianos
-table_sizes = [3]            # seats per table; several sizes are played in turn
+game = "vendetta"            # vendetta | sicilianos | an installed plug-in; fixed once served
+table_sizes = [3]            # seats per table, played in turn; fixed once a game is played
 concurrency = 2              # games at once
 executor = "local"           # local (this process) or dask (a Dask cluster, docs/ladder.md)
 # scheduler = "tcp://HOST:8786"   # the Dask scheduler, for executor = "dask"

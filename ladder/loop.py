@@ -26,6 +26,7 @@ import msgspec
 import trio
 
 from ladder.config import LadderConfig, LadderPaths
+from ladder.fixed_keys import keep_fixed_keys
 from ladder.intake import Verdict, check_submission, ready_bot
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
 from ladder.players import GamePlayer, LocalPlayer, NotPlayed, RefereeFailed, Seat
@@ -67,6 +68,11 @@ class Ladder:
         self.config = config
         self.paths = paths
         self.store = LadderStore(paths.db)
+        try:
+            keep_fixed_keys(self.store, config, paths.config)
+        except ValueError:
+            self.store.close()
+            raise
         self.settings: RefereeSettings = referee_settings(config.time, config.sandbox, config.illegal_action)
         self.player: GamePlayer = player if player is not None else LocalPlayer(self.settings)
         """Who plays each game: in this process, or on a Dask cluster (``ladder.dask_player``)."""
