@@ -470,6 +470,19 @@ class LadderStore:
                 raise Unknown(f"there is no game {game_id}")
             if row[0] != "failed":
                 raise ValueError(f"game {game_id} is {row[0]}; only a failed game is played again")
+            (seating,) = self.db.execute("SELECT seating FROM game WHERE id = ?", (game_id,)).fetchone()
+            # A game of a version that stopped playing would never start (the loop holds bots of active
+            # versions only): say so now rather than queue a game that waits for ever.
+            for version in msgspec.json.decode(seating, type=list[int]):
+                name, number, state = self.db.execute(
+                    "SELECT e.name, v.number, v.state FROM version v JOIN entrant e ON e.id = v.entrant WHERE v.id = ?",
+                    (version,),
+                ).fetchone()
+                if state != "active":
+                    raise ValueError(
+                        f"game {game_id} cannot be played again: version {number} of {name} is {state} "
+                        "(only a game whose every version still plays is requeued)"
+                    )
             self.db.execute("UPDATE game SET state = 'pending', error = NULL, finished = NULL WHERE id = ?", (game_id,))
 
     def failed_games(self, limit: int = 100) -> list[FailedGame]:

@@ -138,6 +138,20 @@ async def test_requeue_from_the_page_plays_a_failed_game_again(tmp_path: Path) -
         assert "only a failed game" in await press(http, "requeue", csrf, game=str(game))
 
 
+async def test_requeue_refuses_a_failed_game_of_a_version_that_no_longer_plays(tmp_path: Path) -> None:
+    async with (
+        running_server(tmp_path, ("ann", "bob", "cat")) as server,
+        httpx.AsyncClient(base_url=server.url) as http,
+    ):
+        store = server.ladder.store
+        game = failed_game(store, list(activate(server, "ann", "bob", "cat").values()))
+        store.retire("bob")
+        csrf = await log_in(http, make_admin_token(store))
+        said = await press(http, "requeue", csrf, game=str(game))
+        assert said.startswith(f"game {game} cannot be played again: version 1 of bob is retired"), said
+        assert [failed.id for failed in store.failed_games()] == [game]  # still failed, not pending for ever
+
+
 async def test_the_api_pauses_resumes_retires_and_requeues_with_the_admin_token(tmp_path: Path) -> None:
     async with (
         running_server(tmp_path, ("ann", "bob", "cat")) as server,
@@ -150,15 +164,15 @@ async def test_the_api_pauses_resumes_retires_and_requeues_with_the_admin_token(
         assert paused.status_code == 200 and paused.json()["paused"] is True and store.paused()
         resumed = await http.post("/api/admin/resume", headers=bearer(token))
         assert resumed.json()["paused"] is False and not store.paused()
-        retired = await http.post("/api/admin/retire", json={"entrant": "bob"}, headers=bearer(token))
-        assert retired.status_code == 200 and retired.json()["retired"] == 1
-        assert store.versions(entrant="bob")[0].state == "retired"
         requeued = await http.post("/api/admin/requeue", json={"game": game}, headers=bearer(token))
         assert requeued.status_code == 200 and requeued.json() == {
             "game": game,
             "state": "pending",
             "said": f"game {game} is queued to be played again",
         }
+        retired = await http.post("/api/admin/retire", json={"entrant": "bob"}, headers=bearer(token))
+        assert retired.status_code == 200 and retired.json()["retired"] == 1
+        assert store.versions(entrant="bob")[0].state == "retired"
 
 
 @pytest.mark.parametrize(
