@@ -227,6 +227,25 @@ def requeue_command(
     console.print(f"game {game} is queued to be played again", highlight=False)
 
 
+@app.command("backup")
+def backup_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    dest: Annotated[Path, typer.Argument(help="a new folder for the copy (it must not exist)")],
+) -> None:
+    """Copy the ladder (file, store, replays, uploads) consistently, while it serves; restore by serving the copy."""
+    from ladder.backup import backup_ladder
+
+    with user_errors():
+        made = backup_ladder(ladder, dest)
+    games = ", ".join(f"{count} {state}" for state, count in made.games.items()) or "no games"
+    console.print(
+        f"backed up to {shown(str(made.config.parent))}: {games}; {made.files} files, {made.bytes / 1e6:.1f} MB. "
+        f"Restore: stop the server, then serve {shown(str(made.config))} (docs/ladder.md)",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 @app.command("admin-token")
 def admin_token_command(ladder: Annotated[Path, typer.Argument(help="the ladder file")]) -> None:
     """Make the token of the admin page (/admin) and print it once; the token made before stops working."""

@@ -87,7 +87,7 @@ async def game(request: Request) -> Response:
         seats = [s for s in row.seats if s.seat == int(seat)]
         if not seats or not owns(request, seats[0].entrant):
             return not_found(request)
-    data = await trio.to_thread.run_sync(build_viewer_data, Path(replay))
+    data = await trio.to_thread.run_sync(build_viewer_data, replay_file(request, replay))
     text = render_view(data, "all" if seat is None else seat, Path(f"game-{game_id}.html"))
     return Response(text, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
 
@@ -98,9 +98,15 @@ async def seat_stderr(request: Request) -> Response:
     seats = [s for s in rows[0].seats if s.seat == seat] if rows else []
     if not seats or rows[0].replay is None or not owns(request, seats[0].entrant):
         return not_found(request)
-    path = Path(f"{rows[0].replay}.seat{seat}.stderr")
+    path = replay_file(request, f"{rows[0].replay}.seat{seat}.stderr")
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
     return Response(text, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
+
+
+def replay_file(request: Request, stored: str) -> Path:
+    """A file of a game's replay in this ladder's replay folder: the store keeps the path it was written
+    at, and a ladder restored from a backup, or moved, has its replays somewhere else."""
+    return site(request).ladder.paths.replays / Path(stored).name
 
 
 async def login_form(request: Request) -> Response:
