@@ -1,7 +1,8 @@
 """An uploaded bot archive, judged before a byte of it is written: hostile input.
 
-An upload is a tar archive as ``famiglia ladder submit`` makes it
-(``referee.bot_folder.pack_folder``). ``inspect_upload`` reads its member list
+A package is a tar archive as ``famiglia ladder submit`` makes it
+(``referee.bot_folder.pack_folder``); ``ladder.archives`` turns the other
+archives people make into one first. ``check_package`` reads its member list
 and refuses, with a reason an entrant can act on, anything past the ladder's
 bounds (archive size, entries, unpacked bytes) or anything a bot folder has no
 use for: absolute names, ``..``, links that lead out of the folder (through
@@ -23,7 +24,7 @@ import tarfile
 
 from ladder.config import SubmissionSection
 
-__all__ = ["UploadRefused", "inspect_upload"]
+__all__ = ["UploadRefused", "check_extended_headers", "check_package", "inspect_upload", "normal_name"]
 
 
 class UploadRefused(ValueError):
@@ -31,12 +32,23 @@ class UploadRefused(ValueError):
 
 
 def inspect_upload(data: bytes, limits: SubmissionSection) -> str:
-    """The SHA-256 of an acceptable upload; UploadRefused saying what is wrong with any other."""
+    """The SHA-256 of an acceptable upload in the package shape; UploadRefused saying what is wrong with any other.
+
+    ``ladder.archives.accept_upload`` takes the other shapes people make (zip,
+    compressed tars, a top folder) and ends here too, through ``check_package``.
+    """
     if len(data) > limits.max_bytes:
         raise UploadRefused(f"the archive is {len(data)} bytes; at most {limits.max_bytes} are taken")
     if not data:
         raise UploadRefused("the upload is empty; send a tar archive of the bot folder")
-    _check_extended_headers(data)
+    check_extended_headers(data)
+    check_package(data, limits)
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_package(data: bytes, limits: SubmissionSection) -> None:
+    """Every member of the uncompressed tar ``data`` within the limits and of a kind a bot folder holds;
+    ``check_extended_headers`` must have passed first."""
     entries = 0
     unpacked = 0
     names: set[str] = set()
@@ -47,7 +59,9 @@ def inspect_upload(data: bytes, limits: SubmissionSection) -> str:
                 entries += 1
                 if entries > limits.max_files:
                     raise UploadRefused(f"the archive holds over {limits.max_files} entries")
-                name = _member_name(member.name)
+                if member.isdir() and not [part for part in member.name.split("/") if part not in ("", ".")]:
+                    continue  # "./": the folder itself, as `tar -C bot -cf x.tar .` names it
+                name = normal_name(member.name)
                 if name in names:
                     raise UploadRefused(f"{name[:100]!r} is in the archive twice")
                 names.add(name)
@@ -68,11 +82,10 @@ def inspect_upload(data: bytes, limits: SubmissionSection) -> str:
     except UploadRefused:
         raise
     except (tarfile.TarError, ValueError, OverflowError, RecursionError) as exc:  # tarfile's own failures
-        raise UploadRefused(f"not a tar archive ({exc}); send one made by famiglia ladder submit") from None
+        raise UploadRefused(f"not a tar archive ({exc}); send a zip or tar of the bot's folder") from None
     _check_link_chains(symlinks)
     if "bot.toml" not in names:
         raise UploadRefused("the archive has no bot.toml at its top; send the bot's folder (docs/bots.md)")
-    return hashlib.sha256(data).hexdigest()
 
 
 _PAX_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
@@ -85,7 +98,7 @@ _SPARSE_MAP = re.compile(rb"GNU\.sparse")
 _HIGH_BYTES = bytes(range(128, 256))
 
 
-def _check_extended_headers(data: bytes) -> None:
+def check_extended_headers(data: bytes) -> None:
     """Refuse the extended headers (pax records, GNU long names) that Python 3.11's tarfile chokes on.
 
     Before 3.11.10 its pax parsing backtracks: a run of digits costs its length squared (40 KB of them, 3 to
@@ -159,7 +172,8 @@ def _check_pax_records(data: bytes, first: int, last: int) -> None:
         position = end
 
 
-def _member_name(raw: str) -> str:
+def normal_name(raw: str) -> str:
+    """A member's name relative to the folder, without ``./`` or empty parts; UploadRefused when it leaves it."""
     if raw.startswith("/"):
         raise UploadRefused(f"{raw[:100]!r} is an absolute path; names in the archive are relative to the folder")
     parts = [part for part in raw.split("/") if part not in ("", ".")]

@@ -18,9 +18,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ladder.archives import accept_upload
 from ladder.intake import save_upload
 from ladder.store import RateLimited
-from ladder.upload import UploadRefused, inspect_upload
+from ladder.upload import UploadRefused
 from ladder.views import entrant_view, fit_standings, game_views, standings
 from ladder.web.auth import Entrant, owns, register
 from ladder.web.guard import FORM_BYTES, BodyTooLarge, read_body
@@ -111,7 +112,7 @@ async def submit(request: Request) -> Response:
             data = await read_body(request, limits.max_bytes)
         if arriving.cancelled_caught:
             return error(f"the upload took over {_UPLOAD_S:.0f} s to arrive; send it again", 408)
-        digest = inspect_upload(data, limits)
+        accepted = await trio.to_thread.run_sync(accept_upload, data, limits)
     except BodyTooLarge as exc:
         return error(str(exc), 413)
     except UploadRefused as exc:
@@ -122,8 +123,8 @@ async def submit(request: Request) -> Response:
     try:
         # No await from here to add_version: no other request of this entrant's comes in between.
         shared.store.check_rate(who.row.id, limits.per_hour)
-        save_upload(shared.ladder.paths.uploads, digest, data)
-        version = shared.store.add_version(who.row.id, digest, prior, limits.per_hour)
+        save_upload(shared.ladder.paths.uploads, accepted.digest, accepted.package)
+        version = shared.store.add_version(who.row.id, accepted.digest, prior, limits.per_hour)
     except RateLimited as exc:
         return error(str(exc), 429)
     shared.ladder.enqueue(version.id)

@@ -46,3 +46,8 @@ async def running_server(
         binds = await nursery.start(serve, make_app(ladder, throttle=throttle), web)
         yield Running(url=binds[0], ladder=ladder, tokens=tokens)
         nursery.cancel_scope.cancel()
+
+
+def bearer(token: str) -> dict[str, str]:
+    """The header an entrant's script sends its token in."""
+    return {"authorization": f"Bearer {token}"}
