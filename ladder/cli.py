@@ -1,4 +1,4 @@
-"""``famiglia ladder``: init, add-entrant, invite, serve, submit, and the host's pause, resume, retire, requeue (docs/ladder.md).
+"""``famiglia ladder``: init, add-entrant, invite, serve, submit, and the host's pause, resume, retire, requeue, reset-token, backup (docs/ladder.md).
 
 Only Typer and the shared CLI helpers are imported at the top: the server
 (Starlette, Hypercorn, Trio), the client (httpx) and the store come in with
@@ -225,6 +225,22 @@ def requeue_command(
     with user_errors():
         _store(ladder).requeue(game)
     console.print(f"game {game} is queued to be played again", highlight=False)
+
+
+@app.command("reset-token")
+def reset_token_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    name: Annotated[str, typer.Argument(help="the entrant whose token is lost or leaked")],
+) -> None:
+    """Give an entrant a new token, printed once; the old one and its logins stop working, its history stays."""
+    from ladder.sessions import replace_token
+
+    with user_errors():
+        store = _store(ladder)
+        token = replace_token(store, name)
+        store.close()
+    console.print(f"new token of {shown(name)} (shown only now; the old one no longer works):", highlight=False)
+    typer.echo(token)
 
 
 @app.command("backup")

@@ -108,6 +108,12 @@ CREATE TABLE IF NOT EXISTS seat (
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS seat_version ON seat(version);
+CREATE TABLE IF NOT EXISTS session (
+    id_hash TEXT PRIMARY KEY,
+    entrant INTEGER NOT NULL REFERENCES entrant(id),
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS session_entrant ON session(entrant);
 CREATE TABLE IF NOT EXISTS invite (
     code_hash TEXT PRIMARY KEY,
     uses_left INTEGER NOT NULL,

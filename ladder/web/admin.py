@@ -28,7 +28,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote
 
 import msgspec
 from starlette.authentication import requires
@@ -39,7 +39,7 @@ from starlette.routing import Route
 from ladder.loop import Ladder
 from ladder.store import FailedGame, LadderStore, Unknown, VersionRow
 from ladder.web.auth import ADMIN_COOKIE, Admin, Stranger, admin_for, refused
-from ladder.web.guard import FORM_BYTES, BodyTooLarge, read_body
+from ladder.web.guard import FORM_BYTES, BodyTooLarge, read_body, same_origin
 from ladder.web.site import error, json, page, site
 
 __all__ = ["ACTIONS", "AdminView", "BadRequest", "admin_view", "api_routes", "page_routes", "perform", "refusal_page"]
@@ -49,8 +49,7 @@ _SAID_COOKIE = "ladder_admin_said"
 _SESSION_S = 12 * 3600
 ACTIONS = ("pause", "resume", "retire", "requeue")
 
-# The pages' own referrer policy is no-referrer, under which a browser sends "Origin: null" with
-# every POST, even to its own site; same-origin keeps the true origin on this site's forms.
+# same-origin, as every page of the site (ladder.web.site), so forms' POSTs carry their true Origin.
 _ADMIN_HEADERS = {"referrer-policy": "same-origin", "cache-control": "no-store"}
 
 
@@ -159,15 +158,6 @@ def _csrf(conn: HTTPConnection, session: str) -> str:
 
 def _csrf_ok(conn: HTTPConnection, session: str, offered: str) -> bool:
     return hmac.compare_digest(_csrf(conn, session).encode(), offered.encode("utf-8", "replace"))
-
-
-def same_origin(request: Request) -> bool:
-    """Whether a POST may come from this site's own page. No Origin header: a script or an old
-    browser, and the CSRF token decides; "null" (a sandboxed frame, a data: page) is another site."""
-    origin = request.headers.get("origin")
-    if origin is None:
-        return True
-    return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower() != ""
 
 
 def _form(body: bytes) -> dict[str, str]:

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from ladder.archives import accept_upload
 from ladder.intake import save_upload
+from ladder.sessions import replace_token
 from ladder.store import RateLimited
 from ladder.upload import UploadRefused
 from ladder.views import entrant_view, fit_standings, game_views, standings
@@ -133,6 +134,13 @@ async def submit(request: Request) -> Response:
 
 
 @requires("entrant", status_code=401)
+async def token(request: Request) -> Response:
+    """A new token for the sender; the one it sent, and every login session, stop working at once."""
+    who: Entrant = request.user
+    return json({"entrant": who.row.name, "token": replace_token(site(request).store, who.row.name)}, 201)
+
+
+@requires("entrant", status_code=401)
 async def challenge(request: Request) -> Response:
     who: Entrant = request.user
     try:
@@ -158,5 +166,6 @@ routes = [
     Route("/games", games),
     Route("/submissions", submit, methods=["POST"]),
     Route("/challenges", challenge, methods=["POST"]),
+    Route("/token", token, methods=["POST"]),
 ]
 """Under ``Mount("/api", ...)``, with ``ladder.web.admin.api_routes``."""

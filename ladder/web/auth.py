@@ -9,8 +9,10 @@ credential each address takes and makes the request's ``user``:
   with the scope "admin". The admin token is checked against the one hash the
   store keeps of it, in constant time (``LadderStore.is_admin_token``); an
   entrant's token is kept elsewhere and never matches.
-- everywhere else: an entrant's token (``guard.token_of``: the bearer token,
-  else the login cookie). Right: ``Entrant``, with the scope "entrant".
+- everywhere else: an entrant's token (``guard.bearer_of``), else the login
+  cookie's session (``ladder.sessions``; an ended or unknown one is no
+  credential, and counts nothing: its id is 256 random bits). Right:
+  ``Entrant``, with the scope "entrant".
 - no token, a wrong one, or any token while the client is throttled: a
   ``Stranger``, with no scope, holding the status and the words that refuse
   it: 401, 403 or 429.
@@ -39,8 +41,9 @@ from starlette.requests import HTTPConnection, Request
 
 from ladder.invites import InviteRefused, redeem_invite
 from ladder.names import NAME_RULE, valid_name
+from ladder.sessions import entrant_of_session
 from ladder.store import EntrantRow, LadderStore, new_token
-from ladder.web.guard import bearer_of, client_of, token_of
+from ladder.web.guard import bearer_of, client_of, session_of
 from ladder.web.site import site
 
 __all__ = [
@@ -164,7 +167,13 @@ class Door(AuthenticationBackend):
             return _credentials(conn, conn.cookies.get(ADMIN_COOKIE), _ADMIN)
         if is_admin_address(path):  # /api/admin/...: the header alone, which no page can make a browser send
             return _credentials(conn, bearer_of(conn), _ADMIN)
-        return _credentials(conn, token_of(conn), _ENTRANT)
+        token = bearer_of(conn)
+        if token is None and (session := session_of(conn)) is not None:
+            row = entrant_of_session(site(conn).store, session)
+            if row is None:
+                return AuthCredentials(), Stranger(401, "your login has ended; log in again at /login")
+            return AuthCredentials([_ENTRANT.scope]), Entrant(row)
+        return _credentials(conn, token, _ENTRANT)
 
 
 def refused(conn: HTTPConnection, user: Stranger) -> Stranger:

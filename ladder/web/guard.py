@@ -1,9 +1,11 @@
 """The web app's guards: whose token a request carries, how much it may send, how often it may guess.
 
-- ``token_of``: the bearer token of a request (``Authorization: Bearer T``,
-  for scripts) or its login cookie (for the pages); never a query parameter,
-  which would end in logs and browser histories. ``bearer_of``: the header
-  alone (the admin API takes nothing else).
+- ``bearer_of``: the token of a request's ``Authorization: Bearer T`` header
+  (scripts); never a query parameter, which would end in logs and browser
+  histories. ``session_of``: the login cookie, a session id and never a
+  token (``ladder.sessions``).
+- ``same_origin``: whether a form's POST comes from this site's own page;
+  every form refuses others (login CSRF included).
 - ``Throttle``: per client address, a window of failed token attempts; past
   the limit every request with a token is answered 429 until the window
   moves on, so tokens cannot be guessed at speed.
@@ -16,10 +18,21 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection, Request
 
-__all__ = ["COOKIE", "FORM_BYTES", "BodyTooLarge", "Throttle", "bearer_of", "client_of", "read_body", "token_of"]
+__all__ = [
+    "COOKIE",
+    "FORM_BYTES",
+    "BodyTooLarge",
+    "Throttle",
+    "bearer_of",
+    "client_of",
+    "read_body",
+    "same_origin",
+    "session_of",
+]
 
 COOKIE = "ladder_token"
 FORM_BYTES = 4096
@@ -39,9 +52,19 @@ def bearer_of(request: HTTPConnection) -> str | None:
     return None
 
 
-def token_of(request: HTTPConnection) -> str | None:
-    cookie = request.cookies.get(COOKIE)
-    return bearer_of(request) or cookie or None
+def session_of(request: HTTPConnection) -> str | None:
+    """The login cookie's session id (``ladder.sessions``), if the request carries one."""
+    return request.cookies.get(COOKIE) or None
+
+
+def same_origin(request: HTTPConnection) -> bool:
+    """Whether a POST may come from this site's own page. No Origin header: a script or an old
+    browser (a script's requests carry no cookie, an old browser's form is still refused by the
+    cookies' SameSite=Strict); "null" (a sandboxed frame, a data: page) is another site."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower() != ""
 
 
 def client_of(request: HTTPConnection) -> str:

@@ -2,8 +2,9 @@
 
 ``/`` (the leaderboard), ``/entrants/NAME``, ``/games/game-N.html`` (the
 replay viewer, everything), ``/games/game-N.seat-S.html`` and
-``/games/N/stderr/S`` (the seat's owner only), ``/login``, ``/logout`` and
-``/register`` (with the host's invite code).
+``/games/N/stderr/S`` (the seat's owner only), ``/login``, ``/logout``,
+``/register`` (with the host's invite code) and ``/token`` (the entrant
+replaces its own token). Every form refuses a POST from another site.
 
 What a reader may not see answers 404 exactly as what does not exist, so a
 stranger learns nothing from the difference. Everything an entrant or a bot
@@ -23,9 +24,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from ladder.sessions import SESSION_DAYS, close_session, open_session, replace_token
 from ladder.views import entrant_view, rating_points, standings
-from ladder.web.auth import Stranger, entrant_for, owns, refused, register
-from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body
+from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, register
+from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
 from ladder.web.site import PAGE_HEADERS, not_found, page, site
 
 __all__ = ["routes"]
@@ -113,7 +115,31 @@ async def login_form(request: Request) -> Response:
     return page(request, "login.html.j2", title="Log in", failed=False)
 
 
+def cross_site(request: Request) -> Response:
+    """What a form's POST from another site gets (login CSRF, a forged logout or token change)."""
+    return page(
+        request,
+        "message.html.j2",
+        403,
+        title="Sent from another site",
+        message="This form was sent from another site. Open it on this site and send it again.",
+    )
+
+
+def _keep_session(response: Response, request: Request, entrant: int) -> None:
+    response.set_cookie(
+        COOKIE,
+        open_session(site(request).store, entrant),
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        max_age=SESSION_DAYS * 86400,
+    )
+
+
 async def login(request: Request) -> Response:
+    if not same_origin(request):
+        return cross_site(request)
     try:
         body = await read_body(request, FORM_BYTES)
     except BodyTooLarge:
@@ -127,16 +153,31 @@ async def login(request: Request) -> Response:
             )
         return page(request, "login.html.j2", 403, title="Log in", failed=True)
     response = RedirectResponse(f"/entrants/{user.row.name}", status_code=303)
-    response.set_cookie(
-        COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https", max_age=30 * 86400
-    )
+    _keep_session(response, request, user.row.id)  # the cookie holds a session id, never the token
     return response
 
 
 async def logout(request: Request) -> Response:
+    if not same_origin(request):
+        return cross_site(request)
+    if (session := session_of(request)) is not None:
+        close_session(site(request).store, session)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(COOKIE)
     return response
+
+
+async def new_token(request: Request) -> Response:
+    """The logged-in entrant replaces its token: the old one and every session end; the new one is shown once."""
+    if not same_origin(request):
+        return cross_site(request)
+    user = request.user
+    if not isinstance(user, Entrant):
+        return page(request, "message.html.j2", 403, title="Log in first", message="Log in at /login first.")
+    token = replace_token(site(request).store, user.row.name)
+    shown = page(request, "registered.html.j2", title="Your new token", name=user.row.name, token=token, replaced=True)
+    _keep_session(shown, request, user.row.id)  # this browser stays logged in; every other one is logged out
+    return shown
 
 
 async def register_form(request: Request) -> Response:
@@ -144,6 +185,8 @@ async def register_form(request: Request) -> Response:
 
 
 async def register_page(request: Request) -> Response:
+    if not same_origin(request):
+        return cross_site(request)
     try:
         body = await read_body(request, FORM_BYTES)
     except BodyTooLarge:
@@ -154,7 +197,7 @@ async def register_page(request: Request) -> Response:
     if token is None:
         status = 429 if said.startswith("too many") else 400
         return page(request, "register.html.j2", status, title="Register", refused=said, name=name)
-    return page(request, "registered.html.j2", title="Registered", name=said, token=token)
+    return page(request, "registered.html.j2", title="Registered", name=said, token=token, replaced=False)
 
 
 routes = [
@@ -167,4 +210,5 @@ routes = [
     Route("/logout", logout, methods=["POST"]),
     Route("/register", register_form, methods=["GET"]),
     Route("/register", register_page, methods=["POST"]),
+    Route("/token", new_token, methods=["POST"]),
 ]

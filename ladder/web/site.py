@@ -29,7 +29,9 @@ PAGE_HEADERS = {
     "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
     "img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with a form's POST
+    # even to its own site, and every form here refuses a POST from another origin (guard.same_origin).
+    "referrer-policy": "same-origin",
 }
 
 
@@ -64,7 +66,11 @@ def site(conn: HTTPConnection) -> Site:
 
 def page(request: Request, template: str, status: int = 200, **values: Any) -> Response:
     shared = site(request)
-    text = shared.templates.get_template(template).render(ladder=shared.ladder.config.name, **values)
+    # The logged-in entrant, for the navigation bar: an ``auth.Entrant`` carries its store row (auth
+    # imports this module, so the type is not named here); the admin and strangers have none.
+    row = getattr(request.scope.get("user"), "row", None)
+    viewer: str | None = getattr(row, "name", None)
+    text = shared.templates.get_template(template).render(ladder=shared.ladder.config.name, viewer=viewer, **values)
     return Response(text, status_code=status, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
 
 

@@ -51,3 +51,12 @@ async def running_server(
 def bearer(token: str) -> dict[str, str]:
     """The header an entrant's script sends its token in."""
     return {"authorization": f"Bearer {token}"}
+
+
+def logged_in(server: Running, name: str) -> dict[str, str]:
+    """The cookie header of a browser in which ``name`` logged in: a session of its, as /login opens."""
+    from ladder.sessions import open_session
+
+    entrant = server.ladder.store.entrant(name)
+    assert entrant is not None
+    return {"cookie": f"ladder_token={open_session(server.ladder.store, entrant.id)}"}

@@ -82,9 +82,7 @@ def test_a_zip_of_a_bot_folder_becomes_the_same_files_as_submit_sends(tmp_path: 
     ],
     ids=["dot-names", "top-folder", "gzip", "bzip2", "xz"],
 )
-def test_the_tars_people_make_become_the_same_files_as_submit_sends(
-    tmp_path: Path, args: list[str], kind: str
-) -> None:
+def test_the_tars_people_make_become_the_same_files_as_submit_sends(tmp_path: Path, args: list[str], kind: str) -> None:
     taken = accept_upload(tar_command(tmp_path, *args), SubmissionSection())
     assert taken.converted_from == kind
     assert unpacked(taken.package, tmp_path, "made") == unpacked(pack_folder(BOT)[1], tmp_path, "submit")

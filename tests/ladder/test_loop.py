@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from tests.ladder.helpers import SAMPLE_BOTS, upload_of
-from tests.ladder.server import running_server
+from tests.ladder.server import logged_in, running_server
 
 if TYPE_CHECKING:
     from ladder.loop import Ladder
@@ -77,7 +77,7 @@ async def test_accepted_versions_play_every_seat_of_a_deal_and_the_deal_is_shown
         seat_page = await http.get(f"/games/game-{games[0].id}.seat-0.html")
         assert seat_page.status_code == 404  # a seat's page is its owner's
         owner = games[0].seats[0].entrant
-        cookie = {"cookie": f"ladder_token={server.tokens[owner]}"}
+        cookie = logged_in(server, owner)
         assert (await http.get(f"/games/game-{games[0].id}.seat-0.html", headers=cookie)).status_code == 200
         assert (await http.get(f"/games/{games[0].id}/stderr/0")).status_code == 404
         assert (await http.get(f"/games/{games[0].id}/stderr/0", headers=cookie)).status_code == 200

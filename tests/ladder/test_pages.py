@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import msgspec
 
-from tests.ladder.server import running_server
+from tests.ladder.server import logged_in, running_server
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -25,7 +25,7 @@ async def test_a_hostile_reason_and_report_reach_the_owner_escaped_and_nobody_el
             reason=f"check-bot: startup: {HOSTILE}",
             report=msgspec.json.encode(report).decode(),
         )
-        mine = (await http.get("/entrants/ann", headers={"cookie": f"ladder_token={server.tokens['ann']}"})).text
+        mine = (await http.get("/entrants/ann", headers=logged_in(server, "ann"))).text
         # Asked right after the owner, by anyone: the owner's page was not kept for others (ladder.cache).
         public = (await http.get("/entrants/ann")).text
         assert "rejected" in public and "alert" not in public

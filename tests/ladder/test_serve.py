@@ -40,9 +40,7 @@ def test_only_the_owner_of_a_rejected_version_reads_why(served: Served) -> None:
         assert httpx.get(reason_url, headers=headers, timeout=30).status_code == 404
     public = httpx.get(f"{served.url}/entrants/dan", timeout=30).text
     assert "rejected" in public and "request ids" not in public
-    mine = httpx.get(
-        f"{served.url}/entrants/dan", headers={"cookie": f"ladder_token={served.tokens['dan']}"}, timeout=30
-    ).text
+    mine = httpx.get(f"{served.url}/entrants/dan", headers=bearer(served.tokens["dan"]), timeout=30).text
     assert "request ids" in mine
 
 
