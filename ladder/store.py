@@ -559,10 +559,16 @@ class LadderStore:
                 (_now(), error, game_id),
             )
 
-    def games(self, *, entrant: str | None = None, game_id: int | None = None, limit: int = 50) -> list[GameRow]:
-        """Finished games, newest first; of one entrant (any of its versions) or one game when asked."""
+    def games(
+        self, *, entrant: str | None = None, game_id: int | None = None, before: int | None = None, limit: int = 50
+    ) -> list[GameRow]:
+        """Finished games, newest first; of one entrant (any of its versions) or one game when asked; with
+        ``before``, only games numbered below it (the next page of a list that ended there)."""
         where: list[str] = ["g.state = 'done'"]
         args: list[object] = []
+        if before is not None:
+            where.append("g.id < ?")
+            args.append(before)
         if game_id is not None:
             where.append("g.id = ?")
             args.append(game_id)

@@ -11,6 +11,8 @@ Every answer is JSON, a refusal ``{"error": "why"}``.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import msgspec
 import trio
 from starlette.authentication import requires
@@ -73,9 +75,24 @@ async def entrant(request: Request) -> Response:
     return error("not found", 404) if view is None else json(view)
 
 
+_GAMES_PAGE = 100
+
+
 async def games(request: Request) -> Response:
+    """Up to 100 finished games, newest first; a full page links the next in a ``Link: <...>; rel="next"``
+    header (the body stays the list it always was), whose ``before`` starts below the page's last game."""
     store = site(request).store
-    return json(game_views(store, store.games(entrant=request.query_params.get("entrant"), limit=100)))
+    entrant = request.query_params.get("entrant")
+    before_text = request.query_params.get("before")
+    if before_text is not None and not before_text.isdigit():
+        return error("before: a game number (the last one of the page before)", 400)
+    before = None if before_text is None else int(before_text)
+    rows = store.games(entrant=entrant, before=before, limit=_GAMES_PAGE)
+    answer = json(game_views(store, rows))
+    if len(rows) == _GAMES_PAGE:
+        query = urlencode({**({"entrant": entrant} if entrant else {}), "before": rows[-1].id})
+        answer.headers["link"] = f'</api/games?{query}>; rel="next"'
+    return answer
 
 
 async def report(request: Request) -> Response:

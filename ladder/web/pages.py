@@ -102,6 +102,8 @@ async def seat_stderr(request: Request) -> Response:
         return not_found(request)
     path = replay_file(request, f"{rows[0].replay}.seat{seat}.stderr")
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    if not text:  # a blank page reads as a broken one
+        text = f"(seat {seat} wrote nothing to stderr in game {game_id})\n"
     return Response(text, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
 
 
