@@ -25,6 +25,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ladder.sessions import SESSION_DAYS, close_session, open_session, replace_token
+from ladder.store import RateLimited
 from ladder.views import entrant_view, rating_points, standings
 from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, register
 from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
@@ -61,6 +62,8 @@ async def entrant(request: Request) -> Response:
         for version in store.versions(entrant=name):
             if version.state == "rejected" and (text := store.report(version.id)):
                 reports[version.number] = msgspec.json.decode(text)
+    ladder = site(request).ladder
+    opponents = sorted({v.entrant for v in store.versions(states=("active",))} - {name}) if view.owner else []
     return page(
         request,
         "entrant.html.j2",
@@ -68,7 +71,34 @@ async def entrant(request: Request) -> Response:
         view=view,
         points=rating_points(view.rating_history),
         reports=reports,
+        opponents=opponents,
+        challenge_sizes=[size - 1 for size in ladder.config.table_sizes],
+        challenges_per_hour=ladder.config.challenges.per_hour,
     )
+
+
+async def challenge(request: Request) -> Response:
+    """The entrant's own page's challenge form: the API's challenge, with its limits and reasons, as a page."""
+    if not same_origin(request):
+        return cross_site(request)
+    user = request.user
+    if not isinstance(user, Entrant):
+        return page(request, "message.html.j2", 403, title="Log in first", message="Log in at /login first.")
+    try:
+        body = await read_body(request, FORM_BYTES)
+    except BodyTooLarge:
+        return page(request, "message.html.j2", 413, title="Challenge", message="The form is too large.")
+    opponents = [name.strip() for name in parse_qs(body.decode("utf-8", "replace")).get("opponent", [])]
+    try:
+        table, games = site(request).ladder.challenge(user.row, opponents)
+    except RateLimited as exc:
+        return page(request, "message.html.j2", 429, title="Challenge refused", message=str(exc), back=user.row.name)
+    except ValueError as exc:
+        return page(request, "message.html.j2", 400, title="Challenge refused", message=str(exc), back=user.row.name)
+    said = (
+        f"Challenge queued: table {table}, {games} games (every seating of one deal), played before the ladder's own."
+    )
+    return page(request, "message.html.j2", 202, title="Challenge queued", message=said, back=user.row.name)
 
 
 async def game(request: Request) -> Response:
@@ -213,4 +243,5 @@ routes = [
     Route("/register", register_form, methods=["GET"]),
     Route("/register", register_page, methods=["POST"]),
     Route("/token", new_token, methods=["POST"]),
+    Route("/challenge", challenge, methods=["POST"]),
 ]

@@ -82,3 +82,32 @@ async def test_the_challenge_command_queues_games_or_says_why_not_in_one_line(tm
         )
         code, said = await trio.to_thread.run_sync(challenge, "bob")
         assert code == 2 and "the ladder refused (400): name 2 opponents" in said and said.count("\n") == 1
+
+
+async def test_the_entrant_s_own_page_challenges_with_the_api_s_limits_and_reasons(tmp_path: Path) -> None:
+    from tests.ladder.server import logged_in
+
+    names = ("ann", "bob", "cat")
+    async with running_server(tmp_path, (*names, "eve")) as server, httpx.AsyncClient(base_url=server.url) as http:
+        activate(server, tmp_path, names)
+        mine = logged_in(server, "ann")
+        own = (await http.get("/entrants/ann", headers=mine)).text
+        assert 'id="challenge"' in own and 'value="bob"' in own and 'value="cat"' in own and 'value="ann"' not in own
+        assert 'id="challenge"' not in (await http.get("/entrants/ann")).text  # not on anyone else's view
+        form = {**mine, "content-type": "application/x-www-form-urlencoded"}
+
+        async def press(body: bytes, headers: dict[str, str] = form) -> tuple[int, str]:
+            answer = await http.post("/challenge", content=body, headers=headers)
+            return answer.status_code, answer.text
+
+        status, text = await press(b"opponent=bob")
+        assert status == 400 and "name 2 opponents" in text and 'href="/entrants/ann"' in text
+        status, text = await press(b"opponent=bob&opponent=cat")
+        assert status == 202 and "Challenge queued" in text and "6 games" in text
+        assert (await press(b"opponent=bob&opponent=cat"))[0] == 202
+        status, text = await press(b"opponent=bob&opponent=cat")
+        assert status == 429  # the hourly limit, as on the API
+        forged = await press(b"opponent=bob&opponent=cat", {**form, "origin": "http://evil.example"})
+        assert forged[0] == 403 and "another site" in forged[1]
+        stranger = await http.post("/challenge", content=b"opponent=bob&opponent=cat")
+        assert stranger.status_code == 403
