@@ -4,8 +4,8 @@
 ``/api/standings/fit``, ``/api/entrants/NAME``, ``/api/games?entrant=NAME``,
 ``/api/entrants/NAME/versions/N/report`` (the owner's only: anyone else gets
 the 404 of a missing one), and, for the entrant whose token comes as a bearer
-token, ``POST /api/submissions`` (a tar archive as the body) and ``POST
-/api/challenges``. The host's ``/api/admin/...`` is in ``ladder.web.admin``.
+token, ``POST /api/submissions`` (a zip or tar archive as the body,
+``ladder.web.uploads``), ``POST /api/challenges`` and ``POST /api/token``. The host's ``/api/admin/...`` is in ``ladder.web.admin``.
 Every answer is JSON, a refusal ``{"error": "why"}``.
 """
 
@@ -20,20 +20,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ladder.archives import accept_upload
-from ladder.intake import save_upload
 from ladder.sessions import replace_token
 from ladder.store import RateLimited
-from ladder.upload import UploadRefused
 from ladder.views import entrant_view, fit_standings, game_views, standings
 from ladder.web.auth import Entrant, owns, register
 from ladder.web.guard import FORM_BYTES, BodyTooLarge, read_body
 from ladder.web.site import error, json, site
+from ladder.web.uploads import Refused, archive_of_body, receive_upload
 
 __all__ = ["routes"]
-
-_UPLOAD_S = 300.0
-"""How long an upload may take to arrive: max_bytes at a slow link's pace."""
 
 
 class _Challenge(msgspec.Struct, forbid_unknown_fields=True):
@@ -117,35 +112,11 @@ async def report(request: Request) -> Response:
 
 @requires("entrant", status_code=401)
 async def submit(request: Request) -> Response:
-    shared = site(request)
     who: Entrant = request.user
-    limits = shared.ladder.config.submissions
-    if who.row.id in shared.uploading:  # each upload arriving holds up to max_bytes of memory
-        return error("an upload of yours is still arriving; send one at a time", 429)
-    shared.uploading.add(who.row.id)
     try:
-        # A deadline: an upload stalled for good (its sender's network gone) must not hold its
-        # entrant's one upload at a time for as long as the connection lingers.
-        with trio.move_on_after(_UPLOAD_S) as arriving:
-            data = await read_body(request, limits.max_bytes)
-        if arriving.cancelled_caught:
-            return error(f"the upload took over {_UPLOAD_S:.0f} s to arrive; send it again", 408)
-        accepted = await trio.to_thread.run_sync(accept_upload, data, limits)
-    except BodyTooLarge as exc:
-        return error(str(exc), 413)
-    except UploadRefused as exc:
-        return error(str(exc), 400)
-    finally:
-        shared.uploading.discard(who.row.id)
-    prior = (shared.ladder.config.rating.prior_mu, shared.ladder.config.rating.prior_sigma)
-    try:
-        # No await from here to add_version: no other request of this entrant's comes in between.
-        shared.store.check_rate(who.row.id, limits.per_hour)
-        save_upload(shared.ladder.paths.uploads, accepted.digest, accepted.package)
-        version = shared.store.add_version(who.row.id, accepted.digest, prior, limits.per_hour)
-    except RateLimited as exc:
-        return error(str(exc), 429)
-    shared.ladder.enqueue(version.id)
+        version = await receive_upload(request, who, archive_of_body)
+    except Refused as exc:
+        return error(exc.said, exc.status)
     name = who.row.name
     return json({"entrant": name, "version": version.number, "state": version.state, "page": f"/entrants/{name}"}, 202)
 

@@ -30,6 +30,7 @@ from ladder.views import entrant_view, rating_points, standings
 from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, register
 from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
 from ladder.web.site import PAGE_HEADERS, not_found, page, site
+from ladder.web.uploads import Refused, archive_of_form, receive_upload
 
 __all__ = ["routes"]
 
@@ -75,6 +76,22 @@ async def entrant(request: Request) -> Response:
         challenge_sizes=[size - 1 for size in ladder.config.table_sizes],
         challenges_per_hour=ladder.config.challenges.per_hour,
     )
+
+
+async def upload(request: Request) -> Response:
+    """The entrant's own page's upload form: a new version, on the same terms as the API's."""
+    if not same_origin(request):
+        return cross_site(request)
+    user = request.user
+    if not isinstance(user, Entrant):
+        return page(request, "message.html.j2", 403, title="Log in first", message="Log in at /login first.")
+    name = user.row.name
+    try:
+        version = await receive_upload(request, user, archive_of_form)
+    except Refused as exc:
+        return page(request, "message.html.j2", exc.status, title="Upload refused", message=exc.said, back=name)
+    said = f"Version {version.number} received: it is built and checked before it plays; its state shows on your page."
+    return page(request, "message.html.j2", 202, title="Upload received", message=said, back=name)
 
 
 async def challenge(request: Request) -> Response:
@@ -244,4 +261,5 @@ routes = [
     Route("/register", register_page, methods=["POST"]),
     Route("/token", new_token, methods=["POST"]),
     Route("/challenge", challenge, methods=["POST"]),
+    Route("/upload", upload, methods=["POST"]),
 ]

@@ -167,3 +167,32 @@ async def test_the_api_takes_a_zip_and_a_tar_gz_and_stores_the_package(tmp_path:
         assert versions[0].digest == versions[1].digest == pack_folder(BOT)[0]
         stored = server.ladder.paths.uploads.glob("*")
         assert [tarfile.is_tarfile(path) for path in stored] == [True]
+
+
+async def test_the_entrant_s_page_takes_an_archive_by_form_with_the_api_s_checks(tmp_path: Path) -> None:
+    from tests.ladder.server import logged_in
+
+    async with running_server(tmp_path) as server, httpx.AsyncClient(base_url=server.url) as http:
+        mine = logged_in(server, "ann")
+        own = (await http.get("/entrants/ann", headers=mine)).text
+        assert 'enctype="multipart/form-data"' in own and 'action="/upload"' in own
+        assert 'action="/upload"' not in (await http.get("/entrants/ann")).text
+
+        async def send(name: str, body: bytes, headers: dict[str, str] = mine) -> httpx.Response:
+            return await http.post("/upload", files={"archive": (name, body)}, headers=headers)
+
+        taken = await send("random_py.zip", zipped(BOT, "random_py"))
+        assert taken.status_code == 202 and "Version 1 received" in taken.text, taken.text
+        (version,) = server.ladder.store.versions(entrant="ann")
+        assert version.digest == pack_folder(BOT)[0]
+        hostile = await send("evil.zip", zip_of(BOT_TOML, ("../evil.py", b"x")))
+        assert hostile.status_code == 400 and "leaves the folder" in hostile.text
+        empty = await http.post("/upload", files={"other": ("x", b"y")}, headers=mine)
+        assert empty.status_code == 400 and "choose the archive" in empty.text
+        huge = await send("huge.zip", b"PK\x03\x04" + b"\0" * (9 << 20))
+        assert huge.status_code == 413
+        forged = await send("bot.zip", zipped(BOT), {**mine, "origin": "http://evil.example"})
+        assert forged.status_code == 403 and "another site" in forged.text
+        stranger = await http.post("/upload", files={"archive": ("bot.zip", zipped(BOT))})
+        assert stranger.status_code == 403
+        assert len(server.ladder.store.versions(entrant="ann")) == 1  # only the one taken

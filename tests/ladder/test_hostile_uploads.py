@@ -197,7 +197,7 @@ async def test_an_upload_that_stalls_is_cut_off_and_its_entrant_may_send_again(
 ) -> None:
     # A sender whose network went away never finishes its body: with one upload at a time, its
     # entrant could not send another for as long as the dead connection lingered.
-    monkeypatch.setattr("ladder.web.api._UPLOAD_S", 0.5)
+    monkeypatch.setattr("ladder.web.uploads.UPLOAD_S", 0.5)
     async with running_server(tmp_path) as server, httpx.AsyncClient(base_url=server.url, timeout=60) as http:
         host, port = server.url.removeprefix("http://").rsplit(":", 1)
         stream = await trio.open_tcp_stream(host, int(port))
