@@ -21,7 +21,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from ladder.loop import Ladder
-from ladder.web import admin, api, downloads, pages
+from ladder.web import admin, api, downloads, feed, pages
 from ladder.web.auth import Door, Stranger, is_admin_page, refused
 from ladder.web.cache import KeepAnonymous, PageCache
 from ladder.web.guard import Throttle
@@ -36,6 +36,7 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
         routes=[
             *downloads.page_routes,  # before the pages: /games/{page} would take a download's address
             *pages.routes,
+            *feed.routes,
             # A bare /api is no page: 404 as before the mount, not the mount's redirect to /api/.
             Route("/api", _no_page, methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]),
             Mount("/api", routes=[*api.routes, *downloads.api_routes, *admin.api_routes]),

@@ -23,6 +23,9 @@ from ladder.web.site import PAGE_HEADERS
 
 __all__ = ["KeepAnonymous", "PageCache"]
 
+_MOST_KEPT = 1 << 20
+"""The largest body kept: a page is far smaller; a replay download is not buffered to be kept."""
+
 
 class PageCache:
     def __init__(self, max_age_s: float = 1.0, max_entries: int = 1000) -> None:
@@ -76,9 +79,15 @@ class KeepAnonymous:
         async def keep(message: Message) -> None:
             if message["type"] == "http.response.start":
                 started.update(message)
-            elif message["type"] == "http.response.body":
+                headers = dict(started.get("headers", []))
+                # What asks not to be stored (a feed at a secret address, a download) is not kept.
+                started["keep"] = b"no-store" not in headers.get(b"cache-control", b"")
+            elif message["type"] == "http.response.body" and started.get("keep"):
                 chunks.append(message.get("body", b""))
-                if not message.get("more_body", False) and started.get("status") in (200, 404):
+                if sum(map(len, chunks)) > _MOST_KEPT:
+                    started["keep"] = False  # a large body streams through; memory holds pages, not files
+                    chunks.clear()
+                elif not message.get("more_body", False) and started.get("status") in (200, 404):
                     headers = dict(started.get("headers", []))
                     media_type = headers.get(b"content-type", b"").decode("latin-1")
                     self.cache.put(key, started["status"], b"".join(chunks), media_type)

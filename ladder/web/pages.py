@@ -28,6 +28,7 @@ from ladder.sessions import SESSION_DAYS, close_session, open_session, replace_t
 from ladder.store import RateLimited
 from ladder.views import entrant_view, rating_points, standings
 from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, register
+from ladder.web.feed import feed_key
 from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
 from ladder.web.site import PAGE_HEADERS, not_found, page, site
 from ladder.web.uploads import Refused, archive_of_form, receive_upload
@@ -75,6 +76,7 @@ async def entrant(request: Request) -> Response:
         opponents=opponents,
         challenge_sizes=[size - 1 for size in ladder.config.table_sizes],
         challenges_per_hour=ladder.config.challenges.per_hour,
+        feed=f"/feeds/{name}/{feed_key(store, name)}.atom" if view.owner else None,
     )
 
 
