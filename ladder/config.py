@@ -21,6 +21,7 @@ __all__ = [
     "ChallengeSection",
     "LadderConfig",
     "LadderPaths",
+    "NotificationSection",
     "RatingSection",
     "SubmissionSection",
     "load_ladder",
@@ -41,6 +42,15 @@ class ChallengeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
     per_hour: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 2
     """Tables each entrant may ask for per hour (each played in all its seatings); 0 turns challenges off."""
+
+
+class NotificationSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ladder.notifications]``: the webhooks entrants may set (``ladder.webhooks``)."""
+
+    webhooks: bool = True
+    """Whether entrants may set a webhook the server calls when their versions are decided."""
+    private_addresses: bool = False
+    """Whether a webhook may reach loopback and private networks (a club on one network); never on the internet."""
 
 
 class RatingSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -71,6 +81,7 @@ class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     submissions: SubmissionSection = SubmissionSection()
     challenges: ChallengeSection = ChallengeSection()
     rating: RatingSection = RatingSection()
+    notifications: NotificationSection = NotificationSection()
 
 
 class _File(msgspec.Struct, forbid_unknown_fields=True):
@@ -166,4 +177,8 @@ per_hour = 2                 # tables per entrant per hour (0: none)
 prior_mu = 25.0
 prior_sigma = 8.333
 fit_every = 20               # refit the Plackett-Luce standings every N games (0: never)
+
+[ladder.notifications]       # webhooks entrants may set (docs/ladder.md, "Webhooks")
+webhooks = true
+private_addresses = false    # true only for a club on one network
 """

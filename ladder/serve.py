@@ -18,6 +18,7 @@ import errno
 import signal
 import socket
 from collections.abc import Callable
+from functools import partial
 
 import trio
 from hypercorn.config import Config
@@ -27,6 +28,7 @@ from ladder.config import LadderConfig, LadderPaths
 from ladder.loop import Ladder
 from ladder.players import GamePlayer
 from ladder.web.app import make_app
+from ladder.webhooks import deliver_webhooks
 from tournaments.store import hold_store
 
 __all__ = ["check_address", "serve_ladder"]
@@ -89,6 +91,10 @@ async def serve_ladder(
         web.errorlog = None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_stop_on_signals, nursery.cancel_scope, announce)
+            if config.notifications.webhooks:
+                nursery.start_soon(
+                    partial(deliver_webhooks, ladder.store, private_addresses=config.notifications.private_addresses)
+                )
             await nursery.start(ladder.run_until_stopped, nursery.cancel_scope)
             binds = await nursery.start(hypercorn_serve, make_app(ladder), web)
             for bind in binds:

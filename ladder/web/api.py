@@ -27,6 +27,7 @@ from ladder.web.auth import Entrant, owns, register
 from ladder.web.guard import FORM_BYTES, BodyTooLarge, read_body
 from ladder.web.site import error, json, site
 from ladder.web.uploads import Refused, archive_of_body, receive_upload
+from ladder.webhooks import WebhookRefused, check_address, set_webhook
 
 __all__ = ["routes"]
 
@@ -128,6 +129,35 @@ async def token(request: Request) -> Response:
     return json({"entrant": who.row.name, "token": replace_token(site(request).store, who.row.name)}, 201)
 
 
+class _Webhook(msgspec.Struct, forbid_unknown_fields=True):
+    url: str | None
+
+
+@requires("entrant", status_code=401)
+async def webhook(request: Request) -> Response:
+    """PUT ``{"url": "https://..."}`` sets the sender's webhook (its signing secret answered once); DELETE removes it."""
+    who: Entrant = request.user
+    shared = site(request)
+    notifications = shared.ladder.config.notifications
+    if not notifications.webhooks:
+        return error("this ladder calls no webhooks", 400)
+    url = None
+    if request.method == "PUT":
+        try:
+            url = msgspec.json.decode(await read_body(request, FORM_BYTES), type=_Webhook).url
+        except BodyTooLarge as exc:
+            return error(str(exc), 413)
+        except msgspec.DecodeError as exc:
+            return error(f'send {{"url": "https://..."}}: {exc}', 400)
+    try:
+        if url is not None:  # DNS in a thread; the store on its own (Trio's) thread
+            await trio.to_thread.run_sync(lambda: check_address(url, private_addresses=notifications.private_addresses))
+    except WebhookRefused as exc:
+        return error(str(exc), 400)
+    secret = set_webhook(shared.store, who.row.id, url)
+    return json({"webhook": url, "secret": secret})
+
+
 @requires("entrant", status_code=401)
 async def challenge(request: Request) -> Response:
     who: Entrant = request.user
@@ -155,5 +185,6 @@ routes = [
     Route("/submissions", submit, methods=["POST"]),
     Route("/challenges", challenge, methods=["POST"]),
     Route("/token", token, methods=["POST"]),
+    Route("/webhook", webhook, methods=["PUT", "DELETE"]),
 ]
 """Under ``Mount("/api", ...)``, with ``ladder.web.admin.api_routes``."""
