@@ -22,7 +22,8 @@ from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolv
 from referee.build import build_package, check_sandbox_view
 from referee.private import make_private_dirs, write_private
 from referee.settings import RefereeSettings
-from tournaments.checkbot.checks import Report, check_bot
+from tournaments.checkbot.games import check_bot
+from tournaments.checkbot.report import CheckReport
 
 __all__ = ["Verdict", "check_submission", "ready_bot", "save_upload", "upload_path"]
 
@@ -92,7 +93,7 @@ async def check_submission(
     return _verdict(report), (spec if report.passed else None)
 
 
-def _verdict(report: Report) -> Verdict:
+def _verdict(report: CheckReport) -> Verdict:
     encoded = msgspec.json.encode(report).decode()
     failed = [check for check in report.checks if check.status == "fail"]
     if not failed:

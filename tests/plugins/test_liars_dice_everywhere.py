@@ -30,7 +30,7 @@ from referee.games.testing import check_game
 from referee.match import MatchSpec, run_match
 from referee.settings import RefereeSettings
 from tests.conftest import ROOT, SAMPLE_BOTS
-from tests.tournaments.checkbot.test_checkbot import failing, run_check
+from tests.tournaments.checkbot.bot_checks import failing, run_check
 from tests.tournaments.viewer.plugin_game import GAME, register
 from tournaments.checkbot.seats import RandomSeat
 from tournaments.cli import app

@@ -26,14 +26,14 @@ from tournaments.markup import NAME_CHARS, shown
 # The checks themselves (the engines, the referee, the sandbox) are imported
 # when a bot is checked, not at every start of famiglia (tournaments.cli).
 if TYPE_CHECKING:
-    from tournaments.checkbot.checks import Report
+    from tournaments.checkbot.report import CheckReport
 
 __all__ = ["check_bot_command", "print_report", "startup_line"]
 
 _MARK = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip[/]"}
 
 
-def startup_line(report: Report) -> str:
+def startup_line(report: CheckReport) -> str:
     """The bot's start-up time and the ``--startup-ms`` it needs, against the limit it was checked with."""
     up = report.startup
     if up.processes == 0:
@@ -45,7 +45,7 @@ def startup_line(report: Report) -> str:
     )
 
 
-def print_report(report: Report) -> None:
+def print_report(report: CheckReport) -> None:
     """One line per check, what to fix under each failure, then the summary line.
 
     A detail quotes what the bot did (a reason, a line it sent, the names of files
@@ -90,7 +90,7 @@ def check_bot_command(
     import trio
 
     from referee.games import get_rules
-    from tournaments.checkbot.checks import check_bot
+    from tournaments.checkbot.games import check_bot
     from tournaments.config.bot_names import load_named_bot
 
     with user_errors():

@@ -1,6 +1,7 @@
-"""check-bot names the real cause: slow start-up is not a flush fault, buffered output is caught, a fix fits its game.
+"""check-bot's verdicts: the real cause named (slow start-up is not a flush fault, buffered output is caught,
+a fix fits its game), and every section a fix names is a heading of PROTOCOL.md.
 
-Each case is a small bot written here and checked for real (processes, the
+Each bot case is a small bot written here and checked for real (processes, the
 referee's run_match), with short clocks.
 """
 
@@ -12,8 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from protocol.messages import TimeControl
-from tests.tournaments.checkbot.test_checkbot import failing, run_check
-from tournaments.checkbot.checks import CheckResult, Report
+from referee.games import get_rules
+from referee.games.base import GameRules
+from tests.conftest import ROOT
+from tests.tournaments.checkbot.bot_checks import bot_folder, check_named, failing, run_check
+from tournaments.checkbot.verdicts import CAUSE_FIXES, CHECKS
 from tournaments.cli import app
 
 pytestmark = pytest.mark.slow
@@ -68,17 +72,6 @@ for line in sys.stdin:
 """
 
 
-def bot_folder(folder: Path, source: str, name: str) -> Path:
-    (folder / "bot.py").write_text(source)
-    (folder / "bot.toml").write_text(f'name = "{name}"\ncommand = "python bot.py"\n')
-    folder.chmod(0o755)
-    return folder
-
-
-def check(report: Report, name: str) -> CheckResult:
-    return next(result for result in report.checks if result.name == name)
-
-
 def test_a_slow_starter_fails_startup_with_its_time_not_the_flush_check(tmp_path: Path) -> None:
     folder = bot_folder(tmp_path, SLOW_START, "slow_start")
     result = runner.invoke(app, ["check-bot", str(folder), "--startup-ms", "300", "--sandbox", "none"])
@@ -100,7 +93,7 @@ def check_fix_lines(output: str) -> str:
 def test_output_that_arrives_in_bursts_fails_the_flush_check(tmp_path: Path) -> None:
     report = run_check(bot_folder(tmp_path, BURSTS, "bursts"))
     assert failing(report) == ["flushes each line"], [r for r in report.checks if r.status == "fail"]
-    assert "came out only when its input closed and it exited" in check(report, "flushes each line").detail
+    assert "came out only when its input closed and it exited" in check_named(report, "flushes each line").detail
 
 
 def test_an_illegal_vendetta_placement_is_fixed_by_the_constraints_and_a_restart_is_not_blamed_on_state(
@@ -109,8 +102,18 @@ def test_an_illegal_vendetta_placement_is_fixed_by_the_constraints_and_a_restart
     report = run_check(bot_folder(tmp_path, ILLEGAL_AT_FIVE, "illegal_at_five"), time=TimeControl(startup_ms=3000))
     assert "5 players" in failing(report) and "restart" in failing(report)
     for name in ("5 players", "restart"):
-        result = check(report, name)
+        result = check_named(report, name)
         assert result.detail.startswith("illegal: ") and "5 players" in result.detail
         assert "constraints" in result.fix and "minimum[D-1]" in result.fix and '"Vendetta"' in result.fix
         assert "listed options" not in result.fix and "state" not in result.fix
     assert report.startup.processes >= 2 and 0 < report.startup.slowest_ms < report.startup.needed_ms
+
+
+def test_every_section_a_fix_names_is_a_heading_of_protocol_md() -> None:
+    doc = (ROOT / "protocol" / "PROTOCOL.md").read_text(encoding="utf-8")
+    headings = {line.lstrip("#").strip() for line in doc.splitlines() if line.startswith("#")}
+    games = [get_rules("vendetta"), get_rules("sicilianos")]
+    # The games' own sections, and the one a plug-in inherits (GameRules' default, called unbound).
+    sections = [rules.checkbot_section() for rules in games] + [GameRules.checkbot_section(games[0])]
+    for section in [*(s for _, s in CHECKS.values()), *(s for _, s in CAUSE_FIXES.values()), *sections]:
+        assert section in headings, section

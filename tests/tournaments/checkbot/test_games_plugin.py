@@ -1,4 +1,4 @@
-"""check-bot on a game it was never told about: the example plug-in Sotto, through the game's default hooks.
+"""check-bot's games on a game it was never told about: the example plug-in Sotto, through the game's default hooks.
 
 Sotto brings no hook of its own, so these games run on the defaults: its
 variants from its declaration, its one decision kind found by seeded random
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.referee.games.sotto_site import EXAMPLE_BOT, forget_sotto, install_sotto
-from tests.tournaments.checkbot.test_checkbot import failing, run_check
+from tests.tournaments.checkbot.bot_checks import failing, run_check
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""famiglia check-bot: sample bots pass, each hostile bot fails the check that names its fault.
+"""check-bot's games (tournaments.checkbot.games): sample bots pass, each hostile bot fails the check naming its fault.
 
 Every case runs the real check (real processes, the referee's run_match) with
 short clocks, so a timeout costs under a second.
@@ -6,39 +6,20 @@ short clocks, so a timeout costs under a second.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
-from typer.testing import CliRunner
 
 from protocol.messages import TimeControl
-from referee.bots import load_bot
-from referee.build import build_bot
-from referee.settings import BotLimits, RefereeSettings
-from tests.conftest import ROOT, SAMPLE_BOTS, TEST_BOTS
-from tournaments.checkbot.checks import Recorder, Report, check_bot
-from tournaments.cli import app
+from referee.settings import BotLimits
+from tests.conftest import SAMPLE_BOTS, TEST_BOTS
+from tests.tournaments.checkbot.bot_checks import failing, run_check
 
 pytestmark = pytest.mark.slow
 
-CLOCK = TimeControl(startup_ms=3000, move_ms=300, bank_ms=500)
 HOSTILE = TEST_BOTS / "hostile"
-
-
-def run_check(folder: Path, game: str = "vendetta", **settings: Any) -> Report:
-    # As root, the default sandbox runs the bot as a uid of its own, which must
-    # read its folder: pytest's tmp_path is closed to other users.
-    folder.chmod(0o755)
-    spec = build_bot(load_bot(str(folder)))
-    return trio.run(check_bot, spec, game, RefereeSettings(**{"time": CLOCK, **settings}))
-
-
-def failing(report: Report) -> list[str]:
-    return [result.name for result in report.checks if result.status == "fail"]
 
 
 @pytest.mark.parametrize(
@@ -144,58 +125,6 @@ def test_a_bot_that_breaks_only_on_a_rare_kind_is_caught() -> None:
     assert next(r for r in report.checks if r.name == "decision: bomb").status == "pass"
 
 
-runner = CliRunner()
-
-
-def test_cli_exit_codes_and_json() -> None:
-    passed = runner.invoke(app, ["check-bot", str(SAMPLE_BOTS / "random_py"), "--json", "--move-ms", "300"])
-    assert passed.exit_code == 0, passed.output
-    report = json.loads(passed.output)
-    assert report["passed"] is True and report["thinking"]["decisions"] > 0
-    failed = runner.invoke(app, ["check-bot", str(HOSTILE / "wrong_id"), "--move-ms", "300"])
-    assert failed.exit_code == 1
-    assert "FAIL  request ids" in failed.output and "some checks failed" in failed.output
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["check-bot", "no/such/folder"], "not a folder with bot.toml"),
-        (["check-bot", str(SAMPLE_BOTS / "random_py"), "--game", "chess"], "unknown game 'chess'"),
-    ],
-)
-def test_cli_user_mistake_is_one_line_and_exit_2(args: list[str], message: str) -> None:
-    result = runner.invoke(app, args)
-    assert result.exit_code == 2
-    assert message in result.output
-    assert "Traceback" not in result.output
-
-
-def test_every_section_a_fix_names_is_a_heading_of_protocol_md() -> None:
-    from referee.games import get_rules
-    from referee.games.base import GameRules
-    from tournaments.checkbot.checks import _CAUSE_FIX, CHECKS
-
-    doc = (ROOT / "protocol" / "PROTOCOL.md").read_text(encoding="utf-8")
-    headings = {line.lstrip("#").strip() for line in doc.splitlines() if line.startswith("#")}
-    games = [get_rules("vendetta"), get_rules("sicilianos")]
-    # The games' own sections, and the one a plug-in inherits (GameRules' default, called unbound).
-    sections = [rules.checkbot_section() for rules in games] + [GameRules.checkbot_section(games[0])]
-    for section in [*(s for _, s in CHECKS.values()), *(s for _, s in _CAUSE_FIX.values()), *sections]:
-        assert section in headings, section
-
-
-def test_a_failing_build_is_a_failed_check_with_exit_1(tmp_path: Path) -> None:
-    (tmp_path / "bot.toml").write_text(
-        'name = "broken"\ncommand = "./bot"\nbuild = "sh -c \'echo no compiler >&2; exit 3\'"\n'
-    )
-    result = runner.invoke(app, ["check-bot", str(tmp_path), "--json"])
-    assert result.exit_code == 1, result.output
-    report = json.loads(result.output)
-    assert [(c["name"], c["status"]) for c in report["checks"]] == [("build", "fail")]
-    assert "no compiler" in report["checks"][0]["detail"]
-
-
 NO_FLUSH = """
 import json, sys
 out = open(1, "w", buffering=65536, closefd=False)  # block-buffered, never flushed
@@ -264,31 +193,3 @@ def test_a_process_of_the_host_in_the_bots_folder_is_not_blamed_on_the_bot(tmp_p
         shell.kill()
         shell.wait()
     assert report.passed, [r for r in report.checks if r.status == "fail"]
-
-
-class _MeteredProcess:
-    """Stands in for a BotProcess: a CPU meter the test turns, and what the Recorder reads besides."""
-
-    def __init__(self) -> None:
-        self.cpu_ns = 0
-        self.meter = lambda: self.cpu_ns
-        self.sandbox = "none"
-        self.can_hold = False
-        self.sent: list[bytes] = []
-
-    async def send(self, data: bytes) -> None:
-        self.sent.append(data)
-
-
-@pytest.mark.parametrize(("cpu_clock", "charged_ms"), [(True, 40.0), (False, 1000.0)])
-async def test_thinking_is_charged_as_the_hosts_clock_charges_it(
-    cpu_clock: bool, charged_ms: float, autojump_clock: trio.abc.Clock
-) -> None:
-    # 40 ms of CPU over 1 s of wall time (a bot that sleeps, or waits for a core): the cpu clock
-    # charges the 40 ms, the wall clock the second; check-bot's "time" check judges the same figure.
-    process = _MeteredProcess()
-    recorder = Recorder(process, cpu_clock=cpu_clock)  # type: ignore[arg-type]
-    await recorder.send(b'{"type":"request","id":1,"decision":"place"}\n')
-    process.cpu_ns += 40_000_000
-    await trio.sleep(1.0)
-    assert recorder._thinking_ms() == pytest.approx(charged_ms)
