@@ -398,6 +398,11 @@ class GameRules:
     action_type: ClassVar[Any]
     event_type: ClassVar[Any]
     state_type: ClassVar[type[GameState]]
+    # Secrets made by choices: decision kind -> the fields of its action that stay the
+    # deciding seat's secret until the game reveals them (a sealed bid: {"bid": ("card",)}).
+    # The contract suite plays such a choice again with another legal value of those
+    # fields (referee.games.rechoose); none by default: every choice is taken as public.
+    secret_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 
     def config(self, variants: Mapping[str, str]) -> Any:
         """The game configuration from ``key=value`` variants; UnknownVariant if bad."""

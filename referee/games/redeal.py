@@ -53,6 +53,7 @@ __all__ = [
     "draw_name",
     "hidden_twins",
     "play_trace",
+    "position_of",
     "reach",
     "redeal_candidates",
     "redealt_outcome",
@@ -90,7 +91,8 @@ class Trace:
     positions: list[Position] = field(default_factory=list)
 
 
-def _position(state: GameState, events: list[Any] | None) -> Position:
+def position_of(state: GameState, events: list[Any] | None) -> Position:
+    """What every seat can see of ``state`` right after the step that caused ``events`` (None: the deal)."""
     n = state.n_players
     decision = state.decision()
     asked = [_encode(decision) if decision is not None and decision.seat == seat else b"" for seat in range(n)]
@@ -112,14 +114,14 @@ def play_trace(
     trace = Trace()
     state = rules.new_game(n_players, config, recording)
     trace.draw_steps += [-1] * len(recording.draws)
-    trace.positions.append(_position(state, None))
+    trace.positions.append(position_of(state, None))
     while (decision := state.decision()) is not None and len(trace.steps) < max_steps:
         action = state.random_action(rng)
         made = len(recording.draws)
         events = state.apply(decision.seat, action)
         trace.draw_steps += [len(trace.steps)] * (len(recording.draws) - made)
         trace.steps.append((decision.seat, action))
-        trace.positions.append(_position(state, events))
+        trace.positions.append(position_of(state, events))
     trace.draws = list(recording.draws)
     return trace
 
@@ -180,7 +182,7 @@ def replay(rules: GameRules, n_players: int, config: Any, trace: Trace, chance: 
     one after each step, until a step cannot be played there (another seat must
     decide, or the action is refused) or the trace ends."""
     state = rules.new_game(n_players, config, chance)
-    yield _position(state, None)
+    yield position_of(state, None)
     for seat, action in trace.steps:
         decision = state.decision()
         if decision is None or decision.seat != seat:
@@ -189,7 +191,7 @@ def replay(rules: GameRules, n_players: int, config: Any, trace: Trace, chance: 
             events = state.apply(seat, action)
         except IllegalAction:
             return
-        yield _position(state, events)
+        yield position_of(state, events)
 
 
 def redeal_candidates(trace: Trace, rng: random.Random, count: int) -> list[int]:

@@ -7,7 +7,8 @@ independent, an illegal action changes nothing, a recording of the chance draws
 replays the game, neither a view nor what a seat is sent shows anything hidden,
 every game ends with a valid ranking. The checks of hidden information deal
 chance again themselves (redeal.py) rather than trust the game to say what is
-hidden. Each ``check_*`` function plays random legal games of the game it is
+hidden, and make the secret choices a game declares again (rechoose.py: a
+sealed bid played with another card). Each ``check_*`` function plays random legal games of the game it is
 given and raises ``ContractBroken`` (an AssertionError, so test runners show it
 as a failed assertion) saying what broke, with the seed to reproduce it.
 ``check_game`` runs them all over table sizes and seeds; famiglia's own test
@@ -35,7 +36,8 @@ from referee.games.base import (
     ScriptedChance,
     SeededChance,
 )
-from referee.games.redeal import draw_name, hidden_twins, play_trace, reach, seats_text
+from referee.games.rechoose import choice_twins
+from referee.games.redeal import Trace, draw_name, hidden_twins, play_trace, reach, seats_text
 
 __all__ = [
     "CHECKS",
@@ -63,6 +65,9 @@ MAX_DECISIONS = 100_000
 REDEALS_PER_SEAT = 4
 # How many draws of each stream the chance-meaning check deals again, per game.
 REDEALS_PER_STREAM = 4
+# How many secret choices of a game (GameRules.secret_choices) the checks of hidden
+# information make again: each costs one replay of the game up to that choice.
+CHOICES_PER_GAME = 8
 
 _encode = msgspec.json.Encoder().encode
 
@@ -339,7 +344,15 @@ def check_views_leak_nothing(rules: GameRules, n_players: int, config: Any, seed
     again, and so is a game that offers no twin (None). A game without hidden
     information may leave ``hidden_twin`` returning None or a plain copy; what a
     seat is sent and asked is checked against famiglia's own re-deals in
-    ``check_events_reveal_nothing_hidden``."""
+    ``check_events_reveal_nothing_hidden``.
+
+    A secret made by a choice (a sealed bid, declared in ``GameRules.secret_choices``)
+    is checked without the game's twin, so the default ``hidden_twin`` covers it
+    too: famiglia plays the game again with the seat choosing another secret
+    (rechoose.py), and where the events of that step tell some seat the
+    difference and another seat nothing, that other seat's view after the step
+    must be the same as well."""
+    _check_views_keep_what_events_keep(rules, n_players, config, seed)
     state = rules.new_game(n_players, config, SeededChance(seed))
     rng = random.Random(seed)
     decoder = msgspec.json.Decoder(rules.view_type)
@@ -396,8 +409,14 @@ def check_events_reveal_nothing_hidden(rules: GameRules, n_players: int, config:
     then be the same in the twin. Events may still make public what is no longer
     anyone's secret (the dice shown at a challenge): such a draw changes no seat's
     view after the step, so it is not held against the events; nor is what the
-    last step of a game shows (rules often show every hand at the end)."""
+    last step of a game shows (rules often show every hand at the end).
+
+    Secrets made by choices (``GameRules.secret_choices``) are checked on twins
+    where one seat chose another secret (rechoose.py): while such a twin leaves
+    a seat's view as it is, what the seat is sent must be the same in the twin
+    (a sealed bid's event may not tell the other bidders the bid)."""
     trace = play_trace(rules, n_players, config, SeededChance(seed), random.Random(seed))
+    _check_events_keep_hidden_choices(rules, n_players, config, seed, trace)
     for seat in range(n_players):
         for index, where, twin, others in hidden_twins(rules, n_players, config, seed, trace, seat, REDEALS_PER_SEAT):
             game = trace.positions[where]
@@ -420,6 +439,65 @@ def check_events_reveal_nothing_hidden(rules: GameRules, n_players: int, config:
                     f"hides: dealing {draw_name(trace, index)} again leaves seat {seat}'s view as it is but "
                     f"changes seat {others[0]}'s, and changes the decision (its kind or options) seat {seat} is asked"
                 )
+
+
+def _check_events_keep_hidden_choices(rules: GameRules, n_players: int, config: Any, seed: int, trace: Trace) -> None:
+    """``check_events_reveal_nothing_hidden`` for secret choices (``GameRules.secret_choices``): on
+    each choice twin, what every seat but the chooser is sent while its view is as in the game.
+
+    A seat's decision is not held against a choice, unlike a draw: a rule may show a seat, as it
+    decides, what others chose (a Sicilianos seat taking a business looks through the pile the
+    others took theirs from). Once its view or its decision differs, the choice is revealed to it."""
+    for twin in choice_twins(rules, n_players, config, seed, trace, CHOICES_PER_GAME):
+        watching = [seat for seat in range(n_players) if seat != twin.seat]
+        for where, mine in enumerate(twin.positions, start=twin.step + 1):
+            game = trace.positions[where]
+            for seat in watching:
+                if game.over or mine.views[seat] != game.views[seat] or mine.sent[seat] == game.sent[seat]:
+                    continue
+                differing = [
+                    e
+                    for e, t in zip(game.sent_events[seat], mine.sent_events[seat], strict=False)
+                    if _encode(e) != _encode(t)
+                ]
+                shown = differing[0] if differing else game.sent_events[seat]
+                raise ContractBroken(
+                    f"{rules.name}: seed {seed}, step {where - 1}: seat {seat} is sent {shown!r}, which tells it "
+                    f"another seat's secret choice: {twin.changed()} leaves seat {seat}'s view as it is but changes "
+                    f"this event. GameState.events_for({seat}, events) must leave out (or blank) another seat's "
+                    "secret until the game reveals it"
+                )
+            watching = [
+                seat
+                for seat in watching
+                if mine.views[seat] == game.views[seat] and mine.asked[seat] == game.asked[seat]
+            ]
+            if not watching:
+                break
+
+
+def _check_views_keep_what_events_keep(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+    """``check_views_leak_nothing`` for secret choices (``GameRules.secret_choices``): right after a
+    changed choice, a seat the events of that step tell nothing (while they tell some seat) sees the
+    same view."""
+    if not rules.secret_choices:
+        return  # every choice is public: nothing to play again
+    trace = play_trace(rules, n_players, config, SeededChance(seed), random.Random(seed))
+    for twin in choice_twins(rules, n_players, config, seed, trace, CHOICES_PER_GAME):
+        mine = next(twin.positions, None)
+        game = trace.positions[twin.step + 1]
+        if mine is None or game.over:
+            continue
+        told = [seat for seat in range(n_players) if mine.sent[seat] != game.sent[seat]]
+        for seat in range(n_players):
+            if seat == twin.seat or seat in told or not told or mine.views[seat] == game.views[seat]:
+                continue
+            raise ContractBroken(
+                f"{rules.name}: seed {seed}, step {twin.step}: seat {seat}'s view shows another seat's secret "
+                f"choice: {twin.changed()} changes what seat {told[0]} is sent but not what seat {seat} is sent, "
+                f"and changes seat {seat}'s view. The view must hide another seat's secret until the game "
+                "reveals it (GameState.hidden_twin, when the game has one, chooses it again)"
+            )
 
 
 def check_chance_means_the_same(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
