@@ -8,8 +8,12 @@ size and variant set (``variant_games``), one forced position per target
 (referee.games.checkbot), then a fresh process (restart) and the bot's exit
 when its input closes. What a game's end means is the verdicts' to say.
 
-After a timeout the remaining games are skipped: each would cost the whole
-clock again, and the check that failed already says what to fix.
+A failure stops no later game that can still be played, so a first try shows
+every problem: a game is skipped only when an earlier check it needs failed
+(the bot does not start, or its lines stay in its output buffer), and the
+skip says which and why. One bound: after two games in a row that timed out,
+the rest are skipped too, as each would cost its whole clock again to show
+the same fault.
 """
 
 from __future__ import annotations
@@ -44,9 +48,12 @@ from tournaments.checkbot.probes import (
 from tournaments.checkbot.report import CheckReport, CheckResult, startup_over, thinking_over
 from tournaments.checkbot.seats import RandomSeat
 from tournaments.checkbot.transcript import Transcript
-from tournaments.checkbot.verdicts import CHECKS, FIXES, Verdicts
+from tournaments.checkbot.verdicts import CHECKS, FIXES, JUDGED_OVER_THE_RUN, Verdicts, needs
 
-__all__ = ["CheckGame", "CheckRun", "check_bot", "variant_games"]
+__all__ = ["TIMEOUTS_IN_A_ROW", "CheckGame", "CheckRun", "check_bot", "variant_games"]
+
+TIMEOUTS_IN_A_ROW = 2
+"""After this many games in a row ended on the bot's timeout, the remaining games are not played."""
 
 
 class CheckGame(msgspec.Struct, kw_only=True):
@@ -100,7 +107,11 @@ class CheckRun:
         self.verdicts = Verdicts(self.rules, settings.time.startup_ms)
         self.transcript: Transcript | None = None
         self.games = 0
-        self.stopped = ""  # why the remaining games are skipped
+        self.blocked = ""
+        """Why no later game can be played ("" while they can), as the checks it skips say."""
+        self.timeouts_in_a_row = 0
+        self.fresh_each_game = False
+        """A warm process failed its next start: each later game is played on a fresh one."""
         self.exits_after_game = False
         self.process_games = 0  # games the current process has played
         self.warm_starts = 0  # games started on a process that had played before
@@ -159,17 +170,23 @@ class CheckRun:
 
     async def play(self, entry: CheckGame, seed: int) -> None:
         """Play one game and charge whatever went wrong to the check it breaks."""
-        if self.stopped:
-            self.verdicts.result(entry.check).status = "skip"
-            self.verdicts.result(entry.check).detail = self.stopped
+        if self.blocked:
+            self.verdicts.skip_unjudged([entry.check], self.blocked)
             return
         transcript = self.transcript
         assert transcript is not None
         exited = transcript.process.process.returncode is not None
         if transcript.process.healthy and exited and self.process_games > 0:
             await self.replace(entry.seat)  # it exited after its last game: judged there
-        elif not transcript.process.healthy or exited:
-            transcript = await self.fresh_process()  # stopped by the referee after a failure
+        elif not transcript.process.healthy or exited or (self.fresh_each_game and self.process_games > 0):
+            # Stopped by the referee after a failure, or a process that cannot start a second game.
+            try:
+                transcript = await self.fresh_process()
+            except BotError as error:
+                self.verdicts.fail("restart", f"a fresh process did not start: {error.kind}: {error.reason}")
+                self.blocked = needs("restart", "a fresh process of the bot does not start")
+                self.verdicts.skip_unjudged([entry.check], self.blocked)
+                return
         transcript.late_lines.clear()
         transcript.late_ms = None
         if self.process_games:
@@ -183,14 +200,22 @@ class CheckRun:
         written = transcript.process.stderr.total - before
         self.stderr_max = max(self.stderr_max, written)
         failed = [t for t in record.result.terminations if t.seat == entry.seat]
+        self.timeouts_in_a_row = self.timeouts_in_a_row + 1 if failed and failed[0].kind == "timeout" else 0
         if failed:
             termination = failed[0]
             did = f"{termination.kind}: {termination.reason}"
             if termination.request:
                 did += f" (at a {transcript.decision} decision; game: {entry.players} players, {entry.note})"
-            self.stopped = self.verdicts.charge(
+            if termination.request == 0 and self.process_games > 0:
+                self.fresh_each_game = True
+            self.blocked = self.verdicts.charge(
                 entry.check, termination.kind, did, termination.request, transcript, self.process_games
             )
+            if not self.blocked and self.timeouts_in_a_row >= TIMEOUTS_IN_A_ROW:
+                self.blocked = (
+                    f"not run: the last {self.timeouts_in_a_row} games ended on a timeout, so each later game "
+                    'would cost its whole clock again (see "time")'
+                )
             return
         self.process_games += 1  # counted once the game went well: a failed process is replaced
         self.verdicts.result(entry.check).detail = entry.note
@@ -250,13 +275,17 @@ async def check_bot(
     if files_before is None or files_after is None:
         watched = verdicts.result("own folder untouched")
         watched.status, watched.detail = "skip", f"{folder} holds over {WATCHED_FILES} files: not watched"
-    elif (changed := changed_files(files_before, files_after)) and run.transcript is not None:
+    elif changed := changed_files(files_before, files_after):
         verdicts.fail("own folder untouched", f"changed {', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}")
     times = run.transcript.thinking_ms if run.transcript is not None else []
     thinking = thinking_over(times)
     if times:
         verdicts.judge_time(thinking, settings.time.move_ms)
         verdicts.note_stderr(run.stderr_max)
+    else:  # not one decision answered to judge them by
+        verdicts.skip_unjudged(
+            JUDGED_OVER_THE_RUN, run.blocked or "not judged: the bot answered no request in any game"
+        )
     checks = list(verdicts.results.values())
     return CheckReport(
         bot=bot.name,
@@ -274,22 +303,17 @@ async def _play_every_game(run: CheckRun, folder: Path, progress: Callable[[str]
     """The games of the check, in order: start-up, a whole game, the sizes and variants, the forced
     positions, then a fresh process and its exit."""
     verdicts = run.verdicts
-    for name in ("build", "startup", "whole game"):
+    for name in ("build", "startup", "whole game", *CHECKS):
         verdicts.result(name)
     progress("startup")
     try:
         await run.fresh_process()
     except BotError as error:
         verdicts.fail("startup", f"{error.kind}: {error.reason}")
-        run.stopped = "skipped: the bot did not start"
-    if run.transcript is None:
-        return
+        run.blocked = needs("startup", "the bot does not start")
     progress("whole game")
     rules = run.rules
     await run.play(CheckGame(check="whole game", players=rules.min_players, seat=0, note="seat 0"), seed=1)
-    for name in CHECKS:
-        if name not in ("build", "startup", "whole game"):
-            verdicts.result(name)
     for i, entry in enumerate(variant_games(rules)):
         progress(entry.check)
         await run.play(entry, seed=10 + i)
@@ -297,6 +321,9 @@ async def _play_every_game(run: CheckRun, folder: Path, progress: Callable[[str]
     verdicts.forced.update(target.name for target in targets)
     for i, target in enumerate(targets):
         progress(target.name)
+        if run.blocked:  # the seeded search costs seconds: not made for a game that is not played
+            verdicts.skip_unjudged([target.name], run.blocked)
+            continue
         forced = find_position(rules, target)
         if forced is None:
             verdicts.result(target.name).status = "skip"
@@ -323,7 +350,9 @@ def _note_warm_reuse(run: CheckRun) -> None:
     warm = run.verdicts.result("warm reuse")
     if warm.status != "pass":
         return
-    if run.exits_after_game:
+    if run.blocked and not run.warm_starts and not run.exits_after_game:
+        warm.status, warm.detail = "skip", run.blocked
+    elif run.exits_after_game:
         warm.detail = "exits after each game (valid: it was started again)"
     elif run.warm_starts:
         warm.detail = f"{run.warm_starts} games started on a process that had played before"
@@ -332,11 +361,14 @@ def _note_warm_reuse(run: CheckRun) -> None:
 
 
 async def _check_restart(run: CheckRun) -> None:
-    if run.stopped:
-        run.verdicts.result("restart").status = "skip"
-        run.verdicts.result("restart").detail = run.stopped
+    if run.blocked:
+        run.verdicts.skip_unjudged(["restart"], run.blocked)
         return
-    await run.fresh_process()
+    try:
+        await run.fresh_process()
+    except BotError as error:
+        run.verdicts.fail("restart", f"a fresh process did not start: {error.kind}: {error.reason}")
+        return
     rules = run.rules
     await run.play(CheckGame(check="restart", players=rules.max_players, seat=1, note="a new process, seat 1"), seed=2)
 
@@ -345,12 +377,16 @@ async def _check_exit(run: CheckRun, folder: Path) -> None:
     """Close the bot's input: it must exit within the grace time and leave no process working in its folder."""
     result = run.verdicts.result("exits when input closes")
     transcript = run.transcript
-    if run.stopped or transcript is None:
-        result.status, result.detail = "skip", run.stopped or "the bot did not start"
+    if run.blocked or transcript is None:
+        run.verdicts.skip_unjudged([result.name], run.blocked or needs("startup", "the bot does not start"))
         return
     if not transcript.process.healthy or transcript.process.process.returncode is not None:
         # The last process was stopped after a failure: a fresh one, whose input closes at once.
-        transcript = await run.fresh_process()
+        try:
+            transcript = await run.fresh_process()
+        except BotError as error:
+            run.verdicts.skip_unjudged([result.name], f"not run: a fresh process did not start ({error.reason})")
+            return
     process = transcript.process.process
     stubborn = ignoring_sigterm(folder, process.pid)
     grace = run.settings.grace_ms / 1000

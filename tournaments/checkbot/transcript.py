@@ -59,6 +59,8 @@ class Transcript(ChannelBase):
         self.late_ms: float | None = None
         """How long after its start or request the overdue answer came while the input was still open."""
         self.decision = ""  # the kind of the last request sent
+        self.first_option = ""
+        """The last request's first option as JSON ("" when it listed none): an answer of the right shape."""
         self.spawned_at = self.start_sent_at = trio.current_time()
         self.first_ready = True  # the next ready is this process's first
         self.heard = False
@@ -96,6 +98,8 @@ class Transcript(ChannelBase):
             request = msgspec.json.decode(data, type=dict[str, Any])
             self.open_request = request["id"]
             self.decision = str(request["decision"])
+            options = request.get("options")
+            self.first_option = msgspec.json.encode(options[0]).decode() if options else ""
             self.sent_at = trio.current_time()
             self.sent_cpu_ns = self.meter() if self.meter is not None else 0
             self.heard = False

@@ -12,11 +12,13 @@ figures measured over the whole run (thinking time, stderr).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from referee.games.base import GameRules
 from tournaments.checkbot.report import CheckResult, Thinking, needed_startup_ms
 from tournaments.checkbot.transcript import Transcript
 
-__all__ = ["CAUSE_FIXES", "CHECKS", "FIXES", "Verdicts", "cause_fix"]
+__all__ = ["CAUSE_FIXES", "CHECKS", "FIXES", "JUDGED_OVER_THE_RUN", "Verdicts", "cause_fix", "needs"]
 
 
 # name -> (what the protocol wants, the PROTOCOL.md section to read)
@@ -38,6 +40,9 @@ CHECKS: dict[str, tuple[str, str]] = {
     "exits when input closes": ("exit when stdin closes, leaving no process behind", "A game, message by message"),
     "own folder untouched": ("write nothing into the bot's folder (read-only under the strict sandbox)", "Transport"),
 }
+JUDGED_OVER_THE_RUN = ("messages", "request ids", "nothing unasked", "flushes each line", "time", "stderr")
+"""The checks judged over every game of the run, not in a game of their own: without a decision answered
+in some game, nothing judges them."""
 FIXES = {
     "build": "run the build command in the bot's folder by hand and fix what it reports",
     "startup": "print the ready line (and flush) as soon as start arrives; do slow setup lazily",
@@ -70,11 +75,37 @@ CAUSE_FIXES: dict[str, tuple[str, str]] = {
 }
 
 
-def cause_fix(kind: str, rules: GameRules) -> tuple[str, str] | None:
-    """How to fix a game that ended on ``kind``, and the PROTOCOL.md section: None when the check's own fix fits."""
+def cause_fix(kind: str, rules: GameRules, example: str = "") -> tuple[str, str] | None:
+    """How to fix a game that ended on ``kind``, and the PROTOCOL.md section: None when the check's own fix fits.
+
+    Besides the referee's termination kinds, two causes of a "messages" failure are
+    told apart from a broken line: an action of the wrong shape (its fields, their
+    JSON types) is read where the game's actions are described, a message of the
+    wrong shape where the action message is. ``example`` is an answer of the right
+    shape to the request that was answered wrongly (its first option), if it listed any.
+    """
     if kind == "illegal":
         return rules.checkbot_illegal_fix(), rules.checkbot_section()
+    if kind == "action shape":
+        copy = f"one of the request's options copied unchanged (such as {example}), or " if example else ""
+        fix = (
+            f"answer with an action of the game's own shape: {copy}every field the section gives for it, each of "
+            f"its JSON type (an integer as a JSON integer); famiglia schema {rules.name} prints every action as a "
+            "JSON Schema"
+        )
+        return fix, rules.checkbot_section()
+    if kind == "message shape":
+        fix = (
+            'send each answer as {"type":"action","id":<the request\'s id>,"action":{...}}: '
+            '"id" a JSON integer, "action" a JSON object'
+        )
+        return fix, "action"
     return CAUSE_FIXES.get(kind)
+
+
+def needs(check: str, because: str) -> str:
+    """What a check that cannot run says: the earlier check it needs, and why that one failed."""
+    return f'not run: it needs "{check}" to pass, and {because}'
 
 
 class Verdicts:
@@ -92,8 +123,9 @@ class Verdicts:
             self.results[name] = CheckResult(name=name)
         return self.results[name]
 
-    def fail(self, name: str, detail: str, *, cause: str = "") -> None:
-        """Fail check ``name``; ``cause``, a termination kind, picks the fix when it names the real fault."""
+    def fail(self, name: str, detail: str, *, cause: str = "", example: str = "") -> None:
+        """Fail check ``name``; ``cause``, a termination kind, picks the fix when it names the real fault
+        (``example``: an answer of the right shape, for ``cause_fix``)."""
         result = self.result(name)
         if result.status == "fail":
             return  # the first failure says it
@@ -104,7 +136,7 @@ class Verdicts:
         else:  # a table size with its variants
             wanted, section = "play every table size and every variant", "start"
         fix = FIXES.get(name, "play every decision kind the section lists")
-        if (by_cause := cause_fix(cause, self.rules)) is not None:
+        if (by_cause := cause_fix(cause, self.rules, example)) is not None:
             fix, section = by_cause
         result.status = "fail"
         result.detail = detail
@@ -116,10 +148,11 @@ class Verdicts:
 
         ``check`` is the game's own check, ``request`` the request it ended at (0:
         at its start), ``process_games`` the games the process had played before
-        it. The reason the remaining games are skipped, or "" when they are played.
+        it. Returns why no later game can be played ("" when they can): only a bot
+        that does not start, or whose answers stay in its output buffer, stops them.
         """
         late = b" ".join(transcript.late_lines)[:160]
-        stopped = ""
+        blocked = ""
         if kind == "timeout" and transcript.late_ms is not None and request == 0 and process_games == 0:
             # It answers, only later than the limit, with its input open: slow, not unflushed.
             self.fail(
@@ -133,10 +166,9 @@ class Verdicts:
                 f"{needed} (famiglia check-bot --startup-ms {needed}) "
                 f'(PROTOCOL.md, section "{CHECKS["startup"][1]}")'
             )
-            stopped = "skipped: the bot did not start within the startup limit"
+            blocked = needs("startup", "the bot does not start within the startup limit")
         elif kind == "timeout" and transcript.late_ms is not None and request:
             self.fail("time", f"{did}; its answer came {transcript.late_ms:.0f} ms after the request, past its clock")
-            stopped = "skipped: an earlier game timed out"
         elif kind == "timeout" and late.strip():
             waited = transcript.patience(request == 0)
             self.fail(
@@ -144,24 +176,22 @@ class Verdicts:
                 f"{did}; nothing came in {waited:g} s more with its input open, then {late!r} came out "
                 "only when its input closed: written, but held in its output buffer",
             )
-            stopped = "skipped: an earlier game timed out"
+            blocked = needs("flushes each line", "its lines stay in its output buffer, so every game would time out")
             if request == 0 and process_games == 0:
                 startup = self.result("startup")
                 startup.status = "skip"
                 startup.detail = "not judged: its ready was held in its output buffer (see flushes each line)"
         elif request == 0 and process_games > 0:
             self.fail("warm reuse", f"{did}, after {process_games} game(s) on the same process")
-            stopped = "skipped: the bot does not play a second game on one process"
         elif kind == "timeout" and request == 0:
             waited = transcript.patience(True)
             self.fail("startup", f"{did}, nor in {waited:g} s more, nor when its input closed")
-            stopped = "skipped: the bot did not start"
+            blocked = needs("startup", "the bot does not start")
         elif kind == "timeout":
             self.fail("time", did)
-            stopped = "skipped: an earlier game timed out"
         elif request == 0 and kind in ("crash", "stall"):
             self.fail("startup", did)
-            stopped = "skipped: the bot did not start"
+            blocked = needs("startup", "the bot does not start")
         elif kind == "protocol" and did.startswith("protocol: answered request "):
             answered = int(did.split()[3].rstrip(","))
             self.fail("nothing unasked" if answered in transcript.answered else "request ids", did)
@@ -171,19 +201,26 @@ class Verdicts:
             self.fail("stderr", did)
         elif kind == "protocol" and "before ready" in did:
             self.fail("nothing unasked", did)
+        elif kind == "protocol" and " has the wrong shape: " in did:
+            self.fail("messages", did, cause="action shape", example=transcript.first_option)
+        elif kind == "protocol" and "wrong message shape" in did:
+            self.fail("messages", did, cause="message shape")
         elif kind == "protocol":
             self.fail("messages", did)
         else:
             self.fail(check, did, cause=kind)
-            if check == "whole game" and kind in ("crash", "stall"):
-                # Every later game would end the same way: one line says it.
-                return "skipped: the bot could not play a whole game"
             return ""
         # A failure charged to a cross-cutting check leaves the game's own check unjudged.
-        if self.result(check).status == "pass" and check != "startup":
-            self.result(check).status = "skip"
-            self.result(check).detail = "not judged: the game ended on a failure charged to another check"
-        return stopped
+        if check != "startup":
+            self.skip_unjudged([check], blocked or "not judged: the game ended on a failure charged to another check")
+        return blocked
+
+    def skip_unjudged(self, names: Iterable[str], why: str) -> None:
+        """Mark each of ``names`` that nothing failed as skipped, saying ``why``."""
+        for name in names:
+            result = self.result(name)
+            if result.status == "pass":
+                result.status, result.detail = "skip", why
 
     def judge_time(self, thinking: Thinking, move_ms: int) -> None:
         """The "time" check over the whole run, unless a timeout already failed it."""

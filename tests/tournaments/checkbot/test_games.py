@@ -15,7 +15,7 @@ import pytest
 from protocol.messages import TimeControl
 from referee.settings import BotLimits
 from tests.conftest import SAMPLE_BOTS, TEST_BOTS
-from tests.tournaments.checkbot.bot_checks import failing, run_check
+from tests.tournaments.checkbot.bot_checks import bot_folder, check_named, failing, run_check
 
 pytestmark = pytest.mark.slow
 
@@ -193,3 +193,74 @@ def test_a_process_of_the_host_in_the_bots_folder_is_not_blamed_on_the_bot(tmp_p
         shell.kill()
         shell.wait()
     assert report.passed, [r for r in report.checks if r.status == "fail"]
+
+
+# Crashes at every 3-player game's first request (the whole game among them), answers 4-player games with a
+# placement of the wrong shape, plays 5-player games well, and writes a scratch file beside itself.
+SEVERAL_FAULTS = """
+import json, sys
+open("scratch.txt", "w").write("state")
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        print(json.dumps({"type": "ready"}), flush=True)
+    elif message["type"] == "request":
+        players = message["view"]["n_players"]
+        if players == 3:
+            sys.exit(1)
+        action = {"type": "place", "placements": "lots" if players == 4 else []}
+        print(json.dumps({"type": "action", "id": message["id"], "action": action}), flush=True)
+"""
+
+
+def test_a_first_try_shows_every_fault_not_only_the_first(tmp_path: Path) -> None:
+    report = run_check(bot_folder(tmp_path, SEVERAL_FAULTS, "several_faults"), sandbox="none")
+    failed = failing(report)
+    assert {"whole game", "3 players", "messages", "own folder untouched"} <= set(failed), report.checks
+    assert "4 players" not in failed  # its game ended on the wrong shape, charged to "messages"
+    for name in ("5 players", "restart", "exits when input closes"):
+        assert check_named(report, name).status == "pass", check_named(report, name)
+    assert not [r for r in report.checks if r.detail.startswith("not run")], report.checks
+
+
+# Sleeps past its clock at the first request it ever gets (the marker file says whether it has), then plays well.
+SLOW_ONCE = """
+import json, os, sys, time
+MARKER = {marker!r}
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        print(json.dumps({{"type": "ready"}}), flush=True)
+    elif message["type"] == "request":
+        if not os.path.exists(MARKER):
+            open(MARKER, "w").close()
+            time.sleep(3)
+        action = (message.get("options") or [{{"type": "place", "placements": []}}])[0]
+        print(json.dumps({{"type": "action", "id": message["id"], "action": action}}), flush=True)
+"""
+
+
+def test_one_timeout_fails_time_and_every_later_game_is_still_played(tmp_path: Path) -> None:
+    (tmp_path / "bot").mkdir()
+    source = SLOW_ONCE.format(marker=str(tmp_path / "slept"))
+    report = run_check(bot_folder(tmp_path / "bot", source, "slow_once"), sandbox="none", clock="wall")
+    assert failing(report) == ["time"], report.checks
+    assert check_named(report, "whole game").detail.startswith("not judged")  # its game was the one that timed out
+    later = [r for r in report.checks if r.name.endswith("players") or r.name.startswith("decision: ")]
+    assert later and all(r.status == "pass" for r in later), later
+
+
+def test_a_bot_that_does_not_start_skips_every_check_that_needs_a_start_and_says_so() -> None:
+    report = run_check(HOSTILE / "crash_at_start")
+    assert failing(report) == ["startup"]
+    judged = {"build", "startup", "own folder untouched"}
+    for result in report.checks:
+        if result.name not in judged:
+            assert result.status == "skip" and 'it needs "startup" to pass' in result.detail, result
+
+
+def test_after_two_games_in_a_row_time_out_the_rest_are_skipped_saying_why() -> None:
+    report = run_check(HOSTILE / "cpu_loop")
+    assert failing(report)[0] == "time" and report.games == 2
+    skipped = [r for r in report.checks if r.detail.startswith("not run: the last 2 games ended on a timeout")]
+    assert {"5 players", "restart", "exits when input closes"} <= {r.name for r in skipped}, report.checks

@@ -117,3 +117,38 @@ def test_every_section_a_fix_names_is_a_heading_of_protocol_md() -> None:
     sections = [rules.checkbot_section() for rules in games] + [GameRules.checkbot_section(games[0])]
     for section in [*(s for _, s in CHECKS.values()), *(s for _, s in CAUSE_FIXES.values()), *sections]:
         assert section in headings, section
+
+
+@pytest.mark.parametrize(
+    ("game", "section", "example"),
+    [("vendetta", "Vendetta", ""), ("sicilianos", "Decisions and actions", '{"type":"draw","colour":"blue"}')],
+)
+def test_a_wrongly_shaped_action_is_fixed_by_the_games_action_shape_not_the_transport(
+    game: str, section: str, example: str
+) -> None:
+    report = run_check(ROOT / "tests" / "bots" / "hostile" / "wrong_shape", game)
+    messages = check_named(report, "messages")
+    assert messages.status == "fail" and "has the wrong shape" in messages.detail
+    assert messages.fix.endswith(f'(PROTOCOL.md, section "{section}")'), messages.fix
+    assert "Transport" not in messages.fix and f"famiglia schema {game}" in messages.fix
+    assert example in messages.fix  # Sicilianos lists options: the request's first is shown as the shape
+
+
+# Sends the request id as a string: a message of the wrong shape, not an action of the wrong shape.
+ID_AS_TEXT = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        print(json.dumps({"type": "ready"}), flush=True)
+    elif message["type"] == "request":
+        action = {"type": "place", "placements": []}
+        print(json.dumps({"type": "action", "id": str(message["id"]), "action": action}), flush=True)
+"""
+
+
+def test_a_wrongly_shaped_message_is_fixed_by_the_action_message_section(tmp_path: Path) -> None:
+    report = run_check(bot_folder(tmp_path, ID_AS_TEXT, "id_as_text"))
+    messages = check_named(report, "messages")
+    assert messages.status == "fail" and "wrong message shape" in messages.detail, messages
+    assert messages.fix.endswith('(PROTOCOL.md, section "action")') and '"id" a JSON integer' in messages.fix
