@@ -131,7 +131,8 @@ class _Match:
             SeatIntake(i, bot, bank_s, self.record, max_logs, self.now) for i, bot in enumerate(self.channels)
         ]
         self.names = [bot.name for bot in self.channels]
-        self.events: list[msgspec.Struct] = []
+        # The deal's events go out with each seat's first request; a given state was dealt long ago.
+        self.events: list[msgspec.Struct] = [] if initial_state is not None else list(self.state.deal_events)
         self.terminations: list[Termination] = []
         self.request_id = 0
         self.match_id = spec.match or spec.game  # sent to bots: never the seed

@@ -136,13 +136,23 @@ class GameState:
     """One game in progress. Mutable, but only ``apply`` and ``forfeit`` change it.
 
     The base owns the fields every game has (``n``, ``config``, the chance
-    source, ``forfeited``, ``forfeit_order``, ``ended_by`` and the outcome) and the
-    checks around them. A game subclasses it, sets ``game`` and
+    source, ``forfeited``, ``forfeit_order``, ``ended_by``, the outcome and the
+    deal's events) and the checks around them. A game subclasses it, sets ``game`` and
     ``action_classes`` and fills in the hooks (the methods named with a leading
     underscore below that raise NotImplementedError).
     """
 
-    __slots__ = ("_chance", "_outcome", "config", "ended_by", "forfeit_order", "forfeited", "n", "to_move")
+    __slots__ = (
+        "_chance",
+        "_outcome",
+        "config",
+        "deal_events",
+        "ended_by",
+        "forfeit_order",
+        "forfeited",
+        "n",
+        "to_move",
+    )
 
     # The game's name (for messages) and the exact classes ``apply`` accepts.
     game: ClassVar[str]
@@ -160,9 +170,14 @@ class GameState:
     # The seat that must decide now, -1 once the game is over: the game keeps it
     # current (a field, not a hook, because ``apply`` reads it on every action).
     to_move: int
+    # What the deal did that seats are told of (a prize shown, a first card turned),
+    # in order: the game fills it in __init__ and never changes it after. The
+    # referee sends it, through ``events_for``, before every seat's first request.
+    deal_events: list[msgspec.Struct]
 
     def __init__(self, n_players: int, config: Any, chance: Chance) -> None:
         self.n = n_players
+        self.deal_events = []
         self.config = config
         self._chance = chance
         self.forfeited = [False] * n_players
@@ -285,6 +300,7 @@ class GameState:
         other.ended_by = self.ended_by
         other._outcome = self._outcome  # frozen, safe to share
         other.to_move = self.to_move
+        other.deal_events = self.deal_events  # never changed after the deal
         self._copy_into(other)
         return other
 

@@ -68,8 +68,8 @@ _encode = msgspec.json.Encoder().encode
 class Position:
     """What every seat can see at one point of a game: its view and its decision
     (each encoded; the decision only for the seat it names), and what each seat
-    was sent by the step that led here (empty at the start); and whether the game
-    is over there."""
+    was sent by the step that led here (at the start: the deal's events); and
+    whether the game is over there."""
 
     over: bool
     views: list[bytes]
@@ -92,7 +92,8 @@ class Trace:
 
 
 def position_of(state: GameState, events: list[Any] | None) -> Position:
-    """What every seat can see of ``state`` right after the step that caused ``events`` (None: the deal)."""
+    """What every seat can see of ``state`` right after the step that caused ``events`` (at the
+    start: the deal's events); None: what seats are sent is not looked at."""
     n = state.n_players
     decision = state.decision()
     asked = [_encode(decision) if decision is not None and decision.seat == seat else b"" for seat in range(n)]
@@ -114,7 +115,7 @@ def play_trace(
     trace = Trace()
     state = rules.new_game(n_players, config, recording)
     trace.draw_steps += [-1] * len(recording.draws)
-    trace.positions.append(position_of(state, None))
+    trace.positions.append(position_of(state, state.deal_events))
     while (decision := state.decision()) is not None and len(trace.steps) < max_steps:
         action = state.random_action(rng)
         made = len(recording.draws)
@@ -182,7 +183,7 @@ def replay(rules: GameRules, n_players: int, config: Any, trace: Trace, chance: 
     one after each step, until a step cannot be played there (another seat must
     decide, or the action is refused) or the trace ends."""
     state = rules.new_game(n_players, config, chance)
-    yield position_of(state, None)
+    yield position_of(state, state.deal_events)
     for seat, action in trace.steps:
         decision = state.decision()
         if decision is None or decision.seat != seat:

@@ -55,6 +55,7 @@ __all__ = [
     "check_scripted_chance_reproduces",
     "check_transient_view_is_the_view",
     "check_views_leak_nothing",
+    "game_config",
     "play_random",
 ]
 
@@ -76,6 +77,19 @@ class ContractBroken(AssertionError):
     """A game does not keep a property every famiglia game must keep."""
 
 
+def game_config(rules: GameRules, config: Any = None) -> Any:
+    """The configuration a check plays with: ``config`` when it is one of the game's
+    (a configuration Struct), the game's parsing of a mapping of variant texts
+    (``{"hand": "5"}``), or the defaults for None. UnknownVariant or TypeError,
+    in one line, for anything else."""
+    if config is None:
+        return rules.config({})
+    if isinstance(config, Mapping):
+        return rules.config({str(key): str(value) for key, value in config.items()})
+    rules.check_config(config)
+    return config
+
+
 def _require(condition: bool, rules: GameRules, what: str) -> None:
     if not condition:
         raise ContractBroken(f"{rules.name}: {what}")
@@ -83,9 +97,11 @@ def _require(condition: bool, rules: GameRules, what: str) -> None:
 
 @dataclass
 class Playout:
-    """One random game as played: each step's seat and action (None for a forfeit),
-    the events each step caused (encoded), the chance draws, and the outcome."""
+    """One random game as played: the deal's events and each step's seat and action
+    (None for a forfeit), the events each step caused (all encoded), the chance
+    draws, and the outcome."""
 
+    dealt: bytes = b"[]"
     steps: list[tuple[int, Any]] = field(default_factory=list)
     events: list[bytes] = field(default_factory=list)
     draws: list[ChanceDraw] = field(default_factory=list)
@@ -108,7 +124,7 @@ def play_random(
     that the game ends within MAX_DECISIONS."""
     recording = RecordingChance(chance)
     state = rules.new_game(n_players, config, recording)
-    played = Playout()
+    played = Playout(dealt=_encode(state.deal_events))
     planned = iter(script) if script is not None else None
     while (decision := state.decision()) is not None:
         step = len(played.steps)
@@ -129,16 +145,18 @@ def play_random(
     return state, played
 
 
-def check_same_seed_same_game(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_same_seed_same_game(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """Two games with one seed and one sequence of choices are the same game, draw for draw."""
+    config = game_config(rules, config)
     _, first = play_random(rules, n_players, config, SeededChance(seed), random.Random(seed))
     _, second = play_random(rules, n_players, config, SeededChance(seed), random.Random(seed))
     _require(first.draws == second.draws, rules, f"seed {seed}: the same play drew different chance")
+    _require(first.dealt == second.dealt, rules, f"seed {seed}: the same deal gave different deal events")
     _require(first.events == second.events, rules, f"seed {seed}: the same play gave different events")
     _require(first.outcome == second.outcome, rules, f"seed {seed}: the same play gave different outcomes")
 
 
-def check_duplicate_deals(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_duplicate_deals(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """One seed gives one deal and one sequence of draws per stream whatever the play,
     so a duplicate game (the same seed, the seats rotated) deals every seat's cards
     again: the game draws through its Chance, the draws before the first decision are
@@ -147,6 +165,7 @@ def check_duplicate_deals(rules: GameRules, n_players: int, config: Any, seed: i
 
     What it cannot see is an engine that uses one draw for different things
     depending on the play; the game's own rule tests must pin that down."""
+    config = game_config(rules, config)
     plays = []
     for players in (seed, seed + 1, seed + 2):
         chance = RecordingChance(SeededChance(seed))
@@ -196,6 +215,8 @@ def _shared_parts(original: GameState, clone: GameState) -> list[str]:
     very same changeable object as ``original``: what ``_copy_into`` forgot to copy."""
     shared = []
     for name in _attribute_names(original):
+        if name == "deal_events":
+            continue  # shared by every copy on purpose: nothing changes it after the deal
         mine, theirs = getattr(original, name, None), getattr(clone, name, None)
         if mine is theirs:
             if _is_mutable(mine):
@@ -225,10 +246,11 @@ def _copy_blame(rules: GameRules, original: GameState, clone: GameState, where: 
     return ContractBroken(f"{rules.name}: {where}: {what}: {cause}")
 
 
-def check_illegal_actions_change_nothing(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_illegal_actions_change_nothing(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """An action out of turn, after the end, by a forfeited seat, or not of the game's
     types (a dict) raises IllegalAction and changes nothing, visible or hidden; so
     does any other action the game refuses (tried: actions legal earlier in the game)."""
+    config = game_config(rules, config)
     state = rules.new_game(n_players, config, SeededChance(seed))
     rng = random.Random(seed)
     seen: list[Any] = []
@@ -292,21 +314,24 @@ def check_illegal_actions_change_nothing(rules: GameRules, n_players: int, confi
             raise ContractBroken(f"{rules.name}: seed {seed}: an action after the end was accepted")
 
 
-def check_scripted_chance_reproduces(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_scripted_chance_reproduces(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """The chance draws recorded in a game, given back by a ScriptedChance with the same
     choices, replay it exactly and use every draw (what a replay holds instead of the seed)."""
+    config = game_config(rules, config)
     _, recorded = play_random(
         rules, n_players, config, SeededChance(seed), random.Random(seed), forfeits={5: n_players - 1}
     )
     scripted = ScriptedChance(list(recorded.draws))
     _, again = play_random(rules, n_players, config, scripted, random.Random(), script=recorded.steps)
+    _require(again.dealt == recorded.dealt, rules, f"seed {seed}: the scripted deal gave other deal events")
     _require(again.events == recorded.events, rules, f"seed {seed}: the scripted game gave other events")
     _require(again.outcome == recorded.outcome, rules, f"seed {seed}: the scripted game ended otherwise")
     _require(scripted.exhausted, rules, f"seed {seed}: the scripted game left recorded draws unused")
 
 
-def check_copy_is_independent(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_copy_is_independent(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """``copy()`` plays on exactly like the original and never disturbs it."""
+    config = game_config(rules, config)
     state = rules.new_game(n_players, config, SeededChance(seed))
     rng = random.Random(seed)
     for _ in range(20):
@@ -329,7 +354,7 @@ def check_copy_is_independent(rules: GameRules, n_players: int, config: Any, see
         raise _copy_blame(rules, state, clone, f"seed {seed}", "a copy played on differently from its original")
 
 
-def check_views_leak_nothing(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_views_leak_nothing(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """A seat's view is the same in a twin game where everything hidden from that seat
     is dealt again, at every step of a random game (one seat a step, in turn): the
     view can only show what the seat may know. The view also survives its wire type.
@@ -352,6 +377,7 @@ def check_views_leak_nothing(rules: GameRules, n_players: int, config: Any, seed
     (rechoose.py), and where the events of that step tell some seat the
     difference and another seat nothing, that other seat's view after the step
     must be the same as well."""
+    config = game_config(rules, config)
     _check_views_keep_what_events_keep(rules, n_players, config, seed)
     state = rules.new_game(n_players, config, SeededChance(seed))
     rng = random.Random(seed)
@@ -398,15 +424,16 @@ def check_views_leak_nothing(rules: GameRules, n_players: int, config: Any, seed
             )
 
 
-def check_events_reveal_nothing_hidden(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_events_reveal_nothing_hidden(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """What a seat is sent (``GameState.events_for``) and asked (its decision, with the
     options) tells it nothing its view hides.
 
     famiglia builds the twins itself (redeal.py): the game replayed with one chance
     draw dealt again. While a twin leaves a seat's view as it is and changes
     another seat's, the draw is something that seat does not know and the other
-    does; the events it is sent at that step, and the decision it is asked, must
-    then be the same in the twin. Events may still make public what is no longer
+    does; the events it is sent at that step (the deal's events too,
+    ``GameState.deal_events``), and the decision it is asked, must then be the
+    same in the twin. Events may still make public what is no longer
     anyone's secret (the dice shown at a challenge): such a draw changes no seat's
     view after the step, so it is not held against the events; nor is what the
     last step of a game shows (rules often show every hand at the end).
@@ -415,12 +442,13 @@ def check_events_reveal_nothing_hidden(rules: GameRules, n_players: int, config:
     where one seat chose another secret (rechoose.py): while such a twin leaves
     a seat's view as it is, what the seat is sent must be the same in the twin
     (a sealed bid's event may not tell the other bidders the bid)."""
+    config = game_config(rules, config)
     trace = play_trace(rules, n_players, config, SeededChance(seed), random.Random(seed))
     _check_events_keep_hidden_choices(rules, n_players, config, seed, trace)
     for seat in range(n_players):
         for index, where, twin, others in hidden_twins(rules, n_players, config, seed, trace, seat, REDEALS_PER_SEAT):
             game = trace.positions[where]
-            step = where - 1
+            step = f"step {where - 1}" if where else "the deal"
             if game.over:
                 continue
             if twin.sent[seat] != game.sent[seat]:
@@ -428,7 +456,7 @@ def check_events_reveal_nothing_hidden(rules: GameRules, n_players: int, config:
                 differing = [e for e, t in zip(sent, twin.sent_events[seat], strict=False) if _encode(e) != _encode(t)]
                 shown = differing[0] if differing else sent
                 raise ContractBroken(
-                    f"{rules.name}: seed {seed}, step {step}: seat {seat} is sent {shown!r}, which tells it what its "
+                    f"{rules.name}: seed {seed}, {step}: seat {seat} is sent {shown!r}, which tells it what its "
                     f"view hides: dealing {draw_name(trace, index)} again leaves seat {seat}'s view as it is but "
                     f"changes seat {others[0]}'s, and changes this event. GameState.events_for({seat}, events) must "
                     f"leave out (or blank) what seat {seat} may not know"
@@ -500,7 +528,7 @@ def _check_views_keep_what_events_keep(rules: GameRules, n_players: int, config:
             )
 
 
-def check_chance_means_the_same(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_chance_means_the_same(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """The n-th draw of a stream means the same thing whatever was played before.
 
     What a draw means is told by what it changes: dealt again alone, right after
@@ -517,6 +545,7 @@ def check_chance_means_the_same(rules: GameRules, n_players: int, config: Any, s
     the seat whose action made it (a die rolled by the seat to move), and a draw
     that reaches several seats (a public roll, a card stolen from one seat by
     another)."""
+    config = game_config(rules, config)
     traces = [play_trace(rules, n_players, config, SeededChance(seed), random.Random(seed + i)) for i in range(3)]
     by_stream: list[dict[str, list[int]]] = []
     for trace in traces:
@@ -555,13 +584,14 @@ def check_chance_means_the_same(rules: GameRules, n_players: int, config: Any, s
                 )
 
 
-def check_transient_view_is_the_view(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_transient_view_is_the_view(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """``transient_view(seat)``, what the referee sends, encodes exactly like ``view(seat)``
     for every seat at every step of a random game with a forfeit on the way, and
     building it changes nothing. So it does in a copy taken early and played on
     differently, and building the copy's transient views leaves the game's as
     they were: a game that refills one view object per seat must not share it
     with its copies."""
+    config = game_config(rules, config)
     state = rules.new_game(n_players, config, SeededChance(seed))
     games = [(state, random.Random(seed), "the game")]
     step = 0
@@ -601,11 +631,12 @@ def check_transient_view_is_the_view(rules: GameRules, n_players: int, config: A
         step += 1
 
 
-def check_random_playouts_end(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_random_playouts_end(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """Random games end, with or without forfeits, in a valid outcome: one entry per
     seat, ranks 1-based and shared only on ties, forfeited seats last (the most
     recent first), winners ranked first; the last event is the end event; after the
     end there is no decision, no random or pass action."""
+    config = game_config(rules, config)
     # No forfeit; one early; every seat but the last (the game ends by forfeits).
     plans: list[dict[int, int]] = [{}, {3: 0}, {2 + 2 * seat: seat for seat in range(n_players - 1)}]
     for forfeits in plans:
@@ -655,9 +686,10 @@ def check_random_playouts_end(rules: GameRules, n_players: int, config: Any, see
             raise ContractBroken(f"{rules.name}: {where}: {name} answered after the end")
 
 
-def check_replays_verify(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
+def check_replays_verify(rules: GameRules, n_players: int, config: Any = None, seed: int = 1) -> None:
     """A replay of a random game, written through the referee's own replay recorder, verifies:
     ``famiglia replay verify`` re-runs it to the same events and the same result."""
+    config = game_config(rules, config)
     # Imported here: the recorder and the replay format sit above the games in the referee package.
     import tempfile
     from pathlib import Path

@@ -142,7 +142,8 @@ def test_check_bot_passes_the_pages_bot(package: Path, site: Path) -> None:
 @pytest.mark.slow
 def test_a_person_plays_the_pages_game_at_the_terminal(package: Path, site: Path) -> None:
     pexpect = pytest.importorskip("pexpect")
-    env = {**os.environ, "PYTHONPATH": str(site), "TERM": "dumb", "COLUMNS": "200", "LINES": "60"}
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, "TERM": "dumb", "COLUMNS": "200", "LINES": "60"}
     child = pexpect.spawn(
         FAMIGLIA, ["play", GAME, "human", "bot", "bot", "--seed", "4"],
         cwd=str(package), encoding="utf-8", timeout=60, dimensions=(60, 200), env=env,
@@ -177,3 +178,19 @@ def test_the_pages_game_is_drawn_in_chromium_with_the_default_tables(played: Pat
         assert page.locator('[data-testid="generic-view-0"] tr[data-field="tricks"]').count() == 1
     assert page.locator("#final-table").count() == 1
     assert errors == []
+
+
+@pytest.mark.slow
+def test_the_pages_single_check_calls_run_as_written(registered: Path) -> None:
+    # The block of section 4 that calls checks one at a time, run as a reader would paste it.
+    blocks = re.findall(r"^```python\n(.*?)^```$", DOC.read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
+    [calls] = [block for block in blocks if "check_views_leak_nothing(RULES, 3)" in block]
+    exec(compile(calls, "writing-a-game.md, section 4", "exec"), {})  # noqa: S102 - the page's own code
+
+
+def test_the_placeholder_the_page_tells_a_drawing_to_clear_is_the_viewers() -> None:
+    # A board.js that appends to root instead of replacing its children leaves this sentence above the board.
+    template = (REPO / "tournaments" / "viewer" / "templates" / "viewer.html.j2").read_text(encoding="utf-8")
+    placeholder = re.search(r'<section id="board"[^>]*><p[^>]*>(.*?)</p>', template)
+    assert placeholder is not None
+    assert f'("{placeholder.group(1)}")' in " ".join(DOC.read_text(encoding="utf-8").split())

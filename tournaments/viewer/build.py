@@ -225,7 +225,7 @@ def _build(path: Path, strict: bool) -> ViewerData:
             page.append(shown)
 
     snap({"seat": None, "decision": "start", "action": None, "ms": None, "substituted": False,
-          "forfeit": None, "line": 1}, [])  # fmt: skip
+          "forfeit": None, "line": 1}, list(state.deal_events))  # fmt: skip
     by_request: dict[tuple[int, int], int] = {}
     notes: list[tuple[int, ReplayRecord]] = []  # log lines and rejections, attached at the end
     result: ResultRecord | None = None

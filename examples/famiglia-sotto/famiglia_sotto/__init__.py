@@ -127,7 +127,7 @@ class SottoState(GameState):
         self.trick_number = 0
         self.trick = [None] * n_players
         self.leader = -1
-        self._start_trick([])
+        self._start_trick(self.deal_events)  # the first lead: told with each seat's first request
 
     # -- the game's own rules --------------------------------------------------
 

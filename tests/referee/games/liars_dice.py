@@ -127,7 +127,7 @@ class LiarsState(GameState):
         self.dice = [[] for _ in range(n_players)]
         self.bid = None
         self.round = 0
-        self._start_round(0, [])
+        self._start_round(0, self.deal_events)  # the first round's start and rolls: told with the first request
 
     # -- the rules -------------------------------------------------------------
 

@@ -11,6 +11,7 @@ other from the round's first seat (seat ``round mod n``). When every seat in
 play has bid, the bids are shown: the highest bid no other seat matched takes
 the prize (nobody takes it when every bid is matched), and the bid cards are
 discarded. After ``prizes`` rounds the seats rank by the prizes they took.
+Each prize shown is an event: the first one at the deal (``deal_events``).
 
 What is secret: a bid, until the round's bids are shown. Its seat is told its
 own card; the others are told only that it bid (``events_for`` blanks the
@@ -24,6 +25,7 @@ A forfeited seat bids no more; a bid it made this round stays on the table.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
@@ -43,7 +45,7 @@ from referee.games.base import (
 )
 from referee.games.wire import Action, Event
 
-__all__ = ["RULES", "Bid", "BidMade", "PrizeShown", "SealedRules", "SealedState", "SealedView"]
+__all__ = ["RULES", "Bid", "BidMade", "PrizeShown", "SealedRules", "SealedState", "SealedView", "register"]
 
 
 class SealedConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -125,6 +127,7 @@ class SealedState(GameState):
         self.taken = [0] * n_players
         self.shown = []
         self.to_move = 0
+        self.deal_events = [PrizeShown(0, self.order[0])]  # each seat is told it with its first request
 
     # -- the game's own rules --------------------------------------------------
 
@@ -253,3 +256,15 @@ class SealedRules(GameRules):
 
 
 RULES = SealedRules()
+
+
+def register(site: Path) -> Path:
+    """Write a distribution into ``site`` that registers this game as the plug-in ``sealed_bids``:
+    put ``site`` on sys.path to find it by name (a replay is verified by its game's name)."""
+    info = site / "sealed_bids_plugin-1.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sealed-bids-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[famiglia.games]\nsealed_bids = tests.referee.games.sealed_bids:RULES\n", encoding="utf-8"
+    )
+    return site

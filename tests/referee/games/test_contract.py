@@ -141,3 +141,19 @@ def test_transient_view_check_catches_a_view_object_shared_with_a_copy() -> None
 def test_transient_view_check_catches_a_refilled_view_that_misses_a_replaced_list() -> None:
     with pytest.raises(ContractBroken, match="transient view differs from its view"):
         check_transient_view_is_the_view(_rules_with(_ForgetfulViewsState), 3, VendettaRules().config({}), 1)
+
+
+def test_a_check_takes_the_defaults_variant_texts_or_a_configuration_and_refuses_anything_else() -> None:
+    from referee.games.base import UnknownVariant
+    from referee.games.testing import game_config
+
+    vendetta, sicilianos = get_rules("vendetta"), get_rules("sicilianos")
+    assert game_config(vendetta) == vendetta.config({})
+    assert game_config(vendetta, {"round_limit": "7"}) == vendetta.config({"round_limit": "7"})
+    configured = vendetta.config({"round_limit": "9"})
+    assert game_config(vendetta, configured) is configured
+    with pytest.raises(UnknownVariant, match="vendetta has no variant 'hand'"):
+        game_config(vendetta, {"hand": "5"})
+    with pytest.raises(TypeError):
+        game_config(vendetta, sicilianos.config({}))
+    check_views_leak_nothing(vendetta, 3)  # as docs/writing-a-game.md calls a check: seed 1, the defaults

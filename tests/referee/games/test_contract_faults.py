@@ -156,3 +156,20 @@ class _NoTwinState(LiarsState):
 def test_views_check_asks_for_a_twin_where_something_is_hidden() -> None:
     with pytest.raises(AssertionError, match=r"hidden_twin\(0, rng\) gives None, yet something is hidden from seat 0"):
         check_views_leak_nothing(_rules_with(_NoTwinState), 3, RULES.config({}), 1)
+
+
+class _DealToldToAllState(LiarsState):
+    """Sends the first round's events (every seat's roll, told at the deal) to every seat."""
+
+    __slots__ = ()
+
+    def events_for(self, seat: int, events: list[msgspec.Struct]) -> list[msgspec.Struct]:
+        return events if events and events[0] is self.deal_events[0] else super().events_for(seat, events)
+
+
+def test_events_check_catches_dice_told_to_every_seat_at_the_deal() -> None:
+    # Over check_game's default seeds and every table size: the deal's draws are among those dealt again.
+    with pytest.raises(AssertionError, match=r"seed \d, the deal: seat \d is sent Rolled\(seat=\d"):
+        for n_players in range(RULES.min_players, RULES.max_players + 1):
+            for seed in (1, 2):
+                check_events_reveal_nothing_hidden(_rules_with(_DealToldToAllState), n_players, RULES.config({}), seed)

@@ -24,21 +24,13 @@ from referee.games.testing import (
     check_game,
     check_views_leak_nothing,
 )
-from tests.referee.games.sealed_bids import RULES, Bid, SealedRules, SealedState, SealedView
-
-GAME = "sealed_bids"
+from tests.referee.games.sealed_bids import RULES, Bid, SealedRules, SealedState, SealedView, register
 
 
 @pytest.fixture
 def registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Sealed bids registered as a plug-in (check_replays_verify finds a game by its name)."""
-    info = tmp_path / "sealed_bids_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sealed-bids-plugin\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(
-        f"[famiglia.games]\n{GAME} = tests.referee.games.sealed_bids:RULES\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(register(tmp_path)))
     yield
 
 

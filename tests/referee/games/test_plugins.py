@@ -73,7 +73,7 @@ def test_without_the_plugin_on_the_path_the_game_is_unknown_and_the_built_ins_re
 def test_the_example_plays_a_real_match_with_its_bot_processes_in_the_default_sandbox(
     installed: Path, tmp_path: Path
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": str(installed)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(installed), os.environ.get("PYTHONPATH")]))}
     bot = str(EXAMPLE / "bot")
     replay = tmp_path / "sotto.jsonl"
     run = subprocess.run(
@@ -162,7 +162,7 @@ def test_a_plugin_taking_a_built_in_name_is_left_out_and_said_so(bad_site: Path)
 
 @pytest.mark.slow
 def test_famiglia_play_with_a_bad_plugin_says_one_line_and_no_traceback(bad_site: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(bad_site)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(bad_site), os.environ.get("PYTHONPATH")]))}
     run = subprocess.run(
         [str(FAMIGLIA), "play", "broken", "python3 x.py", "python3 x.py", "python3 x.py"],
         check=False, capture_output=True, text=True, env=env, timeout=60,
