@@ -36,7 +36,7 @@ from referee.games.base import (
     ScriptedChance,
     SeededChance,
 )
-from referee.games.rechoose import choice_twins
+from referee.games.rechoose import choice_twins, secret_steps
 from referee.games.redeal import Trace, draw_name, hidden_twins, play_trace, reach, seats_text
 
 __all__ = [
@@ -140,6 +140,11 @@ def play_random(
         played.steps.append((seat, action))
         played.events.append(_encode(events))
     _require(state.is_over(), rules, "decision() is None but the game is not over")
+    _require(
+        _encode(state.deal_events) == played.dealt,
+        rules,
+        "deal_events changed during play: fill it in __init__ only (every copy of the game shares it)",
+    )
     played.draws = recording.draws
     played.outcome = state.outcome()
     return state, played
@@ -469,6 +474,23 @@ def check_events_reveal_nothing_hidden(rules: GameRules, n_players: int, config:
                 )
 
 
+def _check_secret_fields_exist(rules: GameRules, trace: Trace) -> None:
+    """Every field ``GameRules.secret_choices`` names is a field of the actions of its decision kind:
+    a misspelt one would leave nothing to choose again, and the check would pass in silence."""
+    for step, secret in secret_steps(rules, trace):
+        seat, action = trace.steps[step]
+        fields = msgspec.to_builtins(action)
+        fields = fields if isinstance(fields, dict) else {}
+        missing = [name for name in secret if name not in fields]
+        kind = msgspec.json.decode(trace.positions[step].asked[seat])["kind"]
+        _require(
+            not missing,
+            rules,
+            f"secret_choices names {', '.join(map(repr, missing))} for a {kind!r} decision, but its action "
+            f"{msgspec.to_builtins(action)!r} has no such field (its fields: {', '.join(fields) or 'none'})",
+        )
+
+
 def _check_events_keep_hidden_choices(rules: GameRules, n_players: int, config: Any, seed: int, trace: Trace) -> None:
     """``check_events_reveal_nothing_hidden`` for secret choices (``GameRules.secret_choices``): on
     each choice twin, what every seat but the chooser is sent while its view is as in the game.
@@ -476,6 +498,7 @@ def _check_events_keep_hidden_choices(rules: GameRules, n_players: int, config: 
     A seat's decision is not held against a choice, unlike a draw: a rule may show a seat, as it
     decides, what others chose (a Sicilianos seat taking a business looks through the pile the
     others took theirs from). Once its view or its decision differs, the choice is revealed to it."""
+    _check_secret_fields_exist(rules, trace)
     for twin in choice_twins(rules, n_players, config, seed, trace, CHOICES_PER_GAME):
         watching = [seat for seat in range(n_players) if seat != twin.seat]
         for where, mine in enumerate(twin.positions, start=twin.step + 1):
@@ -511,6 +534,7 @@ def _check_views_keep_what_events_keep(rules: GameRules, n_players: int, config:
     if not rules.secret_choices:
         return  # every choice is public: nothing to play again
     trace = play_trace(rules, n_players, config, SeededChance(seed), random.Random(seed))
+    _check_secret_fields_exist(rules, trace)
     for twin in choice_twins(rules, n_players, config, seed, trace, CHOICES_PER_GAME):
         mine = next(twin.positions, None)
         game = trace.positions[twin.step + 1]

@@ -126,3 +126,27 @@ def test_choice_twins_change_one_declared_choice_and_replay_the_rest() -> None:
         first = next(twin.positions)
         # The chooser sees its own other card; the seats after it see the same view.
         assert first.views[seat] != trace.positions[twin.step + 1].views[seat]
+
+
+def test_a_misspelt_secret_field_is_named_not_passed_in_silence() -> None:
+    rules = _rules_with(_BidsToldState, secret_choices={"bid": ("cards",)})
+    with pytest.raises(
+        ContractBroken, match=r"secret_choices names 'cards' for a 'bid' decision, .* \(its fields: type, card\)"
+    ):
+        check_events_reveal_nothing_hidden(rules, 3)
+
+
+class _DealGrowsState(SealedState):
+    """Adds each round's prize to the deal's events as it is shown: they change during play."""
+
+    __slots__ = ()
+
+    def _apply_action(self, seat: int, action: Bid) -> list[msgspec.Struct]:
+        events = super()._apply_action(seat, action)
+        self.deal_events.extend(event for event in events if event.__class__.__name__ == "PrizeShown")
+        return events
+
+
+def test_deal_events_changed_during_play_are_refused() -> None:
+    with pytest.raises(ContractBroken, match="deal_events changed during play: fill it in __init__ only"):
+        check_game(_rules_with(_DealGrowsState), seeds=(1,), table_sizes=(2,))
