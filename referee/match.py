@@ -47,6 +47,7 @@ from referee.match_clock import MatchClock
 from referee.match_intake import FairSlice, SeatIntake
 from referee.match_recorder import MatchRecorder, NullRecorder, ReplayRecorder
 from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw
+from referee.replay_budget import recorded_action
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
 __all__ = ["MatchRecord", "MatchSpec", "Replace", "SeatTiming", "result_of", "run_match"]
@@ -116,7 +117,7 @@ class _Match:
         self.record: MatchRecorder = NullRecorder()
         if replay_path is not None:
             recording = RecordingChance(chance)
-            self.record = ReplayRecorder(replay_path, recording.draws)
+            self.record = ReplayRecorder(replay_path, recording.draws, settings.replay)
         # A given state (check-bot's forced positions) replaces the seeded deal.
         self.state: GameState = initial_state or self.rules.new_game(n, self.config, recording or chance)
         self.action_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.rules.action_type)
@@ -355,7 +356,8 @@ class _Match:
             action = self.state.pass_action()
             raw, substituted = encode_raw(action), True
             events = self.state.apply(seat.index, action)
-        self.record.action(index, request.id, decision.kind, raw, elapsed, events, substituted=substituted)
+        recorded = recorded_action(raw, action)  # a padded action is kept as the engine read it
+        self.record.action(index, request.id, decision.kind, recorded, elapsed, events, substituted=substituted)
         events_so_far.extend(events)
         return True
 

@@ -7,7 +7,8 @@ contract suite and the tests' replay factory. It keeps the chance draws in
 step: the draws an action or a forfeit caused follow its record, so a reader
 meets them in the order they were made. ``NullRecorder`` is the same surface
 writing nothing, for a match without a replay: the match calls its recorder
-the same way either way.
+the same way either way. What a seat's log lines and rejected actions take of
+the file is weighed as they are written (``referee.replay_budget``).
 """
 
 from __future__ import annotations
@@ -31,12 +32,19 @@ from referee.replay import (
     ReplayWriter,
     ResultRecord,
     encode_raw,
+    encode_record,
 )
+from referee.replay_budget import ReplayBudget
+from referee.settings import DEFAULT_SETTINGS, ReplayLimits
 
 __all__ = ["LOG_CHARS", "MatchRecorder", "NullRecorder", "ReplayRecorder"]
 
 LOG_CHARS = 4096
 """The most of a bot's log line a replay keeps."""
+
+
+_NOT_KEPT = encode_raw(None)
+"""A rejected action's place when the seat's budget had no room for it (a ``cut`` record says so)."""
 
 
 class MatchRecorder(Protocol):
@@ -107,18 +115,22 @@ class ReplayRecorder:
     draws as they are made (``RecordingChance.draws``), written after what caused them.
 
     ``ReplayWriteFailed`` (an OSError) when the file cannot be written; after
-    it nothing half written is left.
+    it nothing half written is left. ``limits`` bound what each seat's log
+    lines and rejected actions take of the file (``referee.replay_budget``).
     """
 
-    __slots__ = ("_draws", "_writer", "_written", "path")
+    __slots__ = ("_budget", "_draws", "_limits", "_writer", "_written", "path")
 
-    def __init__(self, path: Path, draws: list[ChanceDraw]) -> None:
+    def __init__(self, path: Path, draws: list[ChanceDraw], limits: ReplayLimits = DEFAULT_SETTINGS.replay) -> None:
         self.path = path
         self._writer = ReplayWriter(path)
         self._draws = draws
         self._written = 0  # how many of the draws are on record
+        self._limits = limits
+        self._budget = ReplayBudget(limits, 0)  # sized by the header's seats in begin
 
     def begin(self, header: Header) -> None:
+        self._budget = ReplayBudget(self._limits, len(header.seats))
         self._writer.write(header)
         self._flush_draws()
 
@@ -141,11 +153,20 @@ class ReplayRecorder:
         self._flush_draws()
 
     def rejected(self, seat: int, request: int, action: msgspec.Raw, rule: str, message: str, seconds: float) -> None:
-        self._writer.write(
-            RejectedRecord(
-                seat=seat, request=request, action=action, rule=rule, message=message, ms=round(seconds * 1000, 3)
-            )
+        """An illegal action, as the bot sent it while the seat's budget has room for it; else without it."""
+        record = RejectedRecord(
+            seat=seat, request=request, action=action, rule=rule, message=message, ms=round(seconds * 1000, 3)
         )
+        line = encode_record(record)
+        kept, cut = self._budget.keep(seat, request, len(line) + 1)
+        if kept:
+            self._writer.write_encoded(line)
+            return
+        # That there was one, and the rule it broke, is the referee's to say: only the bot's bytes go.
+        if cut is not None:
+            self._writer.write(cut)
+        record.action, record.message = _NOT_KEPT, message[:LOG_CHARS]
+        self._writer.write(record)
 
     def forfeit(self, seat: int, request: int, kind: str, reason: str, events: Sequence[Any]) -> None:
         self._writer.write(
@@ -154,7 +175,12 @@ class ReplayRecorder:
         self._flush_draws()
 
     def log(self, seat: int, request: int, message: str) -> None:
-        self._writer.write(LogRecord(seat=seat, request=request, message=message[:LOG_CHARS]))
+        line = encode_record(LogRecord(seat=seat, request=request, message=message[:LOG_CHARS]))
+        kept, cut = self._budget.keep(seat, request, len(line) + 1)
+        if kept:
+            self._writer.write_encoded(line)
+        elif cut is not None:
+            self._writer.write(cut)
 
     def result(self, result: Result, seconds: float) -> None:
         self._writer.write(ResultRecord(result=result, seconds=round(seconds, 3)))

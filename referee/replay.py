@@ -2,7 +2,8 @@
 
 The first line is the header (game, configuration, seats); then, in the order
 they happened, the chance draws, every action with its latency and the events it
-caused, rejected actions, forfeits, bot log lines; last, the result. ``verify``
+caused, rejected actions, forfeits, bot log lines (and, where a seat's output
+passed what the replay keeps of it, a ``cut`` record saying so); last, the result. ``verify``
 re-simulates the game from the recorded draws and actions and names the first
 place where anything differs.
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import msgspec
 
@@ -28,6 +29,7 @@ __all__ = [
     "REPLAY_FORMAT",
     "ActionRecord",
     "ChanceRecord",
+    "CutRecord",
     "ForfeitRecord",
     "Header",
     "LogRecord",
@@ -38,6 +40,7 @@ __all__ = [
     "ReplayWriter",
     "ResultRecord",
     "SeatInfo",
+    "encode_record",
     "read_header",
     "read_replay",
     "replay_mismatch",
@@ -133,6 +136,21 @@ class LogRecord(msgspec.Struct, tag="log", tag_field="type", kw_only=True):
     message: str
 
 
+class CutRecord(msgspec.Struct, tag="cut", tag_field="type", kw_only=True):
+    """From here a seat's log lines and rejected actions are not kept: they passed a bound of the replay's.
+
+    ``bound`` is "decision" (the rest of request ``request``'s) or "game" (the
+    rest of the game's), ``limit`` that bound in bytes of the replay
+    (``referee.settings.ReplayLimits``). Written by the referee, never by a bot: a
+    log line that reads like it is still a log line.
+    """
+
+    seat: int
+    request: int
+    bound: Literal["decision", "game"]
+    limit: int
+
+
 class ResultRecord(msgspec.Struct, tag="result", tag_field="type", kw_only=True):
     """The last line: the result."""
 
@@ -140,7 +158,9 @@ class ResultRecord(msgspec.Struct, tag="result", tag_field="type", kw_only=True)
     seconds: float = 0.0
 
 
-ReplayRecord = Header | ChanceRecord | ActionRecord | RejectedRecord | ForfeitRecord | LogRecord | ResultRecord
+ReplayRecord = (
+    Header | ChanceRecord | ActionRecord | RejectedRecord | ForfeitRecord | LogRecord | CutRecord | ResultRecord
+)
 
 _encoder = msgspec.json.Encoder()
 _record_decoder = msgspec.json.Decoder(ReplayRecord)
@@ -148,6 +168,11 @@ _record_decoder = msgspec.json.Decoder(ReplayRecord)
 
 def encode_raw(value: Any) -> msgspec.Raw:
     return msgspec.Raw(_encoder.encode(value))
+
+
+def encode_record(record: ReplayRecord) -> bytes:
+    """A record as its line of the replay holds it, without the newline."""
+    return _encoder.encode(record)
 
 
 class ReplayWriteFailed(OSError):
@@ -182,9 +207,13 @@ class ReplayWriter:
         self._file: BinaryIO | None = os.fdopen(fd, "wb")
 
     def write(self, record: ReplayRecord) -> None:
+        self.write_encoded(_encoder.encode(record))
+
+    def write_encoded(self, record: bytes) -> None:
+        """One record already encoded (``encode_record``): a caller that weighs it first encodes it once."""
         if self._file is not None:
             try:
-                self._file.write(_encoder.encode(record) + b"\n")
+                self._file.write(record + b"\n")
             except OSError as exc:
                 self._fail(exc)
 

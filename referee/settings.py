@@ -9,7 +9,7 @@ import msgspec
 
 from protocol.messages import DEFAULT_MAX_LINE, IllegalActionPolicy, TimeControl
 
-__all__ = ["DEFAULT_MARGIN_MS", "DEFAULT_SETTINGS", "BotLimits", "RefereeSettings", "SandboxLevel"]
+__all__ = ["DEFAULT_MARGIN_MS", "DEFAULT_SETTINGS", "BotLimits", "RefereeSettings", "ReplayLimits", "SandboxLevel"]
 
 SandboxLevel = Literal["none", "standard", "strict"]
 """How much a bot is contained; see docs/sandbox.md."""
@@ -50,6 +50,21 @@ class BotLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     """The size of the private /tmp of the strict level, in MiB (it is memory: a tmpfs)."""
 
 
+class ReplayLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What each seat may put in a game's replay: its log lines and the illegal actions it sent, at every level.
+
+    Counted in bytes of the replay's JSON, as written: a control character a bot
+    sends is six bytes there (``\\u0001``), so a count of lines and characters
+    alone does not bound the file. What passes a bound is left out of the replay,
+    which says so once (a ``cut`` record, ``referee.replay_budget``); the game goes on.
+    """
+
+    kb_per_decision: Annotated[int, msgspec.Meta(ge=1, le=16 << 10, extra={"words": "KiB"})] = 64
+    """KiB of one seat's log lines and rejected actions for one request."""
+    kb_per_game: Annotated[int, msgspec.Meta(ge=1, le=16 << 10, extra={"words": "KiB"})] = 1024
+    """KiB of one seat's log lines and rejected actions in one game."""
+
+
 DEFAULT_MARGIN_MS = 50
 """The harness's allowance on every deadline unless a tournament or ``--margin-ms`` sets another."""
 
@@ -66,6 +81,8 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How much of each bot's stderr is kept per game (the last bytes)."""
     max_messages_per_decision: int = 100
     """Log lines a bot may send before answering one request; more is a flood."""
+    replay: ReplayLimits = ReplayLimits()
+    """What each seat may put in the replay, in bytes as written; past it the replay keeps a marker, not the text."""
     illegal_action: IllegalActionPolicy = "forfeit"
     """What an illegal action costs: the game, or only this turn."""
     grace_ms: int = 500

@@ -109,6 +109,7 @@ def show(
     from referee.replay import (
         ActionRecord,
         ChanceRecord,
+        CutRecord,
         ForfeitRecord,
         Header,
         LogRecord,
@@ -116,6 +117,7 @@ def show(
         ResultRecord,
         read_replay,
     )
+    from referee.replay_budget import describe_cut
 
     with user_errors():
         records = read_replay(file)
@@ -144,10 +146,11 @@ def show(
                     for event in msgspec.json.decode(record.events):
                         console.print(f"    {shown(describe(event))}", highlight=False)
             case RejectedRecord():
+                rejected = msgspec.json.decode(record.action)
+                action = "(action not kept)" if rejected is None else shown(describe(rejected))
                 console.print(
                     f"#{record.request} seat {record.seat} {names[record.seat]}: REJECTED "
-                    f"{shown(describe(msgspec.json.decode(record.action)))}: {shown(record.rule)}: "
-                    f"{shown(record.message)}",
+                    f"{action}: {shown(record.rule)}: {shown(record.message)}",
                     highlight=False,
                 )
             case ForfeitRecord():
@@ -158,6 +161,8 @@ def show(
                 )
             case LogRecord():
                 console.print(f"    log seat {record.seat}: {shown(record.message)}", highlight=False)
+            case CutRecord():
+                console.print(f"    CUT: {shown(describe_cut(record))}", highlight=False)
             case ResultRecord():
                 result = record.result
                 console.print(f"result ({shown(result.ended_by)}):", highlight=False)

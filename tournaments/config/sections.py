@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from protocol.messages import IllegalActionPolicy, TimeControl
-from referee.settings import DEFAULT_SETTINGS, BotLimits, RefereeSettings, SandboxLevel
+from referee.settings import DEFAULT_SETTINGS, BotLimits, RefereeSettings, ReplayLimits, SandboxLevel
 from tournaments.config.ranges import MAX_CONCURRENCY, MAX_MS, MAX_WORKERS, MIN_STARTUP_MS
 
 __all__ = [
@@ -94,6 +94,8 @@ class SandboxSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     ] = DEFAULT_SETTINGS.sandbox
     limits: BotLimits = BotLimits()
     """Per bot process, at the standard and strict levels; each 0 means no limit."""
+    replay: ReplayLimits = ReplayLimits()
+    """What each seat may put in a game's replay (log lines, rejected actions), at every level; docs/sandbox.md."""
     runtimes: tuple[str, ...] = ()
     """Absolute folders of this machine every bot and build sees read-only (a toolchain); docs/sandbox.md."""
 
@@ -201,6 +203,7 @@ def referee_settings(
         illegal_action=illegal_action,
         sandbox=sandbox.level,
         limits=sandbox.limits,
+        replay=sandbox.replay,
         runtimes=sandbox.runtimes,
         margin_ms=time.margin_ms,
         game_wall_ms=time.game_wall_ms,

@@ -25,6 +25,7 @@ from referee.replay import (
     REPLAY_FORMAT,
     ActionRecord,
     ChanceRecord,
+    CutRecord,
     ForfeitRecord,
     Header,
     LogRecord,
@@ -32,6 +33,7 @@ from referee.replay import (
     ReplayRecord,
     ResultRecord,
 )
+from referee.replay_budget import describe_cut
 from tournaments.viewer.presentation import NoViewer, presentation_for
 
 __all__ = [
@@ -260,7 +262,7 @@ def _build(path: Path, strict: bool) -> ViewerData:
                     snap({"seat": record.seat, "decision": "forfeit", "action": None, "ms": None,
                           "substituted": False, "forfeit": {"kind": record.kind, "reason": record.reason},
                           "line": number}, events)  # fmt: skip
-                case LogRecord() | RejectedRecord():
+                case LogRecord() | RejectedRecord() | CutRecord():
                     notes.append((number, record))
                 case ResultRecord():
                     result = record
@@ -298,16 +300,21 @@ def _attach_notes(
     notes: list[tuple[int, ReplayRecord]],
     by_request: dict[tuple[int, int], int],
 ) -> None:
-    """Log lines and rejected actions go to the step of the same request (else the last step)."""
+    """Log lines, rejected actions and cuts go to the step of the same request (else the last step).
+
+    A step has ``cuts`` only when the replay left something of a seat's output out there.
+    """
     last = len(views["all"]) - 1
     for _, note in notes:
-        assert isinstance(note, LogRecord | RejectedRecord)
+        assert isinstance(note, LogRecord | RejectedRecord | CutRecord)
         index = by_request.get((note.seat, note.request), last)
         for key, steps in views.items():
             if key != "all" and key != str(note.seat):
                 continue  # a bot's log lines and rejected actions are its own
             if isinstance(note, LogRecord):
                 steps[index]["logs"].append(note.message)
+            elif isinstance(note, CutRecord):
+                steps[index].setdefault("cuts", []).append(describe_cut(note))
             else:
                 steps[index]["rejected"].append(
                     {"rule": note.rule, "message": note.message, "action": msgspec.json.decode(note.action)}

@@ -105,12 +105,15 @@
       }
       const parts = [h("h2", {}, i === 0 ? "Start" : "Decision " + i + " of " + last), h("dl", {}, rows)];
       for (const rejected of step.rejected) {
-        parts.push(h("p", { class: "termination" }, "Rejected " + compact(rejected.action) + ": " + rejected.rule + ": " + rejected.message));
+        const action = rejected.action === null ? "(its action not kept)" : compact(rejected.action);
+        parts.push(h("p", { class: "termination" }, "Rejected " + action + ": " + rejected.rule + ": " + rejected.message));
       }
       if (step.forfeit) {
         parts.push(h("p", { class: "termination", "data-testid": "termination" }, "Forfeit (" + step.forfeit.kind + ")" + (step.forfeit.reason ? ": " + step.forfeit.reason : "")));
       }
       if (step.logs.length) parts.push(h("div", { class: "muted" }, "bot log"), h("pre", { class: "logs", "data-testid": "logs" }, step.logs.join("\n")));
+      // What the replay left out of a seat's output (the referee's words, never a bot's).
+      for (const cut of step.cuts || []) parts.push(h("p", { class: "problem", "data-testid": "cut" }, "Cut: " + cut));
       if (i === last && data.problem) parts.push(h("p", { class: "termination" }, "The replay stops making sense after this step: line " + data.problem.line + ": " + data.problem.message + "."));
       panel.replaceChildren(...parts);
     }
