@@ -17,10 +17,16 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from referee.settings import BotLimits
+from referee.settings import BotLimits, ReplayLimits
 from tests.conftest import TEST_BOTS
 from tournaments.config.ranges import field_problem
-from tournaments.config.sections import ExecutorSection, FormatSection, SandboxSection, TimeSection
+from tournaments.config.sections import (
+    ExecutorSection,
+    FormatSection,
+    SandboxSection,
+    TimeSection,
+    referee_settings,
+)
 from tournaments.config.tournament import ConfigProblems, decode_stored, flat_settings, parse_tournament
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -108,6 +114,8 @@ def test_a_setting_given_in_both_spellings_is_refused_naming_both() -> None:
         ({"executor": {"threads": 2}}, "tournament.executor.threads: unknown key"),
         ({"executor": "dask"}, "tournament.executor: expected a table of settings"),
         ({"format": 5}, "tournament.format: 5 is not round-robin, gauntlet or head-to-head"),
+        ({"sandbox": {"replay": {"kb_per_game": 0}}}, "tournament.sandbox.replay.kb_per_game: must be 1 to 16384 KiB"),
+        ({"sandbox": {"replay": {"kbs": 3}}}, "tournament.sandbox.replay.kbs: unknown key"),
     ],
 )
 def test_a_bad_value_in_a_section_is_one_line_naming_the_key_as_written(
@@ -120,7 +128,9 @@ def test_a_bad_value_in_a_section_is_one_line_naming_the_key_as_written(
     assert len(caught.value.problems) == 1 and caught.value.problems[0].startswith(expected), caught.value.problems
 
 
-SECTIONS: list[type[msgspec.Struct]] = [TimeSection, SandboxSection, FormatSection, ExecutorSection, BotLimits]
+SECTIONS: list[type[msgspec.Struct]] = [
+    TimeSection, SandboxSection, FormatSection, ExecutorSection, BotLimits, ReplayLimits,
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("section", SECTIONS, ids=lambda s: s.__name__)
@@ -132,6 +142,25 @@ def test_every_number_setting_declares_its_range(section: type[msgspec.Struct]) 
             info = next(t for t in info.types if not isinstance(t, msgspec.inspect.NoneType))
         if isinstance(info, msgspec.inspect.IntType | msgspec.inspect.FloatType):
             assert info.ge is not None or info.gt is not None, f"{section.__name__}.{key} has no lower bound"
+
+
+def test_the_replay_bounds_of_a_tournament_file_and_a_ladder_file_reach_the_referee(tmp_path: Path) -> None:
+    from ladder.config import load_ladder
+
+    data = {"tournament": {"game": "vendetta", "table_size": 3, "sandbox": {"replay": {"kb_per_game": 300}}},
+            "entrant": [{"name": f"p{i}", "bot": PASSER} for i in range(3)]}  # fmt: skip
+    config = parse_tournament(data, base=ROOT)
+    settings = referee_settings(config.time, config.sandbox, config.illegal_action)
+    assert settings.replay == ReplayLimits(kb_per_decision=64, kb_per_game=300)
+    ladder_file = tmp_path / "club.toml"
+    ladder_file.write_text('[ladder]\nname = "club"\n[ladder.sandbox.replay]\nkb_per_decision = 8\n')
+    ladder = load_ladder(ladder_file)
+    assert referee_settings(ladder.time, ladder.sandbox, "forfeit").replay.kb_per_decision == 8
+    ladder_file.write_text('[ladder]\nname = "club"\n[ladder.sandbox.replay]\nkb_per_decision = 0\n')
+    with pytest.raises(
+        ValueError, match=r"club.toml: Expected `int` >= 1 - at `ladder.sandbox.replay.kb_per_decision`"
+    ):
+        load_ladder(ladder_file)
 
 
 def test_the_command_line_and_the_file_refuse_a_clock_in_the_same_words() -> None:
