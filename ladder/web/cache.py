@@ -28,10 +28,14 @@ _MOST_KEPT = 1 << 20
 
 
 class PageCache:
-    def __init__(self, max_age_s: float = 1.0, max_entries: int = 1000) -> None:
+    """Bounded in entries and in bytes: a game's viewer page is megabytes, and readers choose which games."""
+
+    def __init__(self, max_age_s: float = 1.0, max_entries: int = 1000, max_bytes: int = 64 << 20) -> None:
         self.max_age_s = max_age_s
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self._entries: dict[str, tuple[float, int, bytes, str]] = {}
+        self._bytes = 0
 
     def get(self, key: str) -> tuple[int, bytes, str] | None:
         """(status, body, media type) of a fresh entry, or None."""
@@ -41,10 +45,26 @@ class PageCache:
         return entry[1], entry[2], entry[3]
 
     def put(self, key: str, status: int, body: bytes, media_type: str) -> None:
-        if len(self._entries) >= self.max_entries:
-            # Addresses are chosen by readers: a flood of distinct ones empties the cache, never grows it.
-            self._entries.clear()
-        self._entries[key] = (time.monotonic(), status, body, media_type)
+        if len(body) > self.max_bytes // 8:
+            return  # one page alone would push out the many it is worth keeping for
+        now = time.monotonic()
+        self._drop(key)
+        if len(self._entries) >= self.max_entries or self._bytes + len(body) > self.max_bytes:
+            # Addresses are chosen by readers: a flood of distinct ones or of large pages costs the
+            # stale entries first, then the oldest, never more room.
+            for old in [k for k, entry in self._entries.items() if now - entry[0] > self.max_age_s]:
+                self._drop(old)
+            while self._entries and (
+                len(self._entries) >= self.max_entries or self._bytes + len(body) > self.max_bytes
+            ):
+                self._drop(next(iter(self._entries)))
+        self._entries[key] = (now, status, body, media_type)
+        self._bytes += len(body)
+
+    def _drop(self, key: str) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= len(entry[2])
 
 
 class KeepAnonymous:

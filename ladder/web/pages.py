@@ -4,7 +4,10 @@
 replay viewer, everything), ``/games/game-N.seat-S.html`` and
 ``/games/N/stderr/S`` (the seat's owner only), ``/login``, ``/logout``,
 ``/register`` (with the host's invite code) and ``/token`` (the entrant
-replaces its own token). Every form refuses a POST from another site.
+replaces its own token). Every form refuses a POST from another site. A game
+page is built in a worker thread, a few at a time, and holds a bounded part of
+each seat's log lines (``GAME_PAGE_NOTES_BYTES``): its memory does not grow
+with what a bot wrote.
 
 What a reader may not see answers 404 exactly as what does not exist, so a
 stranger learns nothing from the difference. Everything an entrant or a bot
@@ -120,10 +123,28 @@ async def challenge(request: Request) -> Response:
     return page(request, "message.html.j2", 202, title="Challenge queued", message=said, back=user.row.name)
 
 
-async def game(request: Request) -> Response:
+GAME_PAGE_NOTES_BYTES = 256 << 10
+"""The most of each seat's log lines and rejected actions a game page holds, in bytes of its replay.
+
+A replay written before its bytes were bounded may hold hundreds of MiB of a
+bot's text, and a page holding it all, built for every reader, took the server
+to 1.35 GB; past this the page says how much it leaves out."""
+
+GAME_PAGES_AT_ONCE = trio.CapacityLimiter(2)
+"""Game pages built at once: each re-runs its game and holds its snapshots until it is rendered. More
+readers wait their turn instead of each holding a page's memory, and the other requests keep the thread."""
+
+
+def _game_page(replay: Path, view: str, game_id: int) -> str:
+    """The viewer page of one view of a game, built and rendered (off the Trio thread)."""
     from tournaments.viewer.build import build_viewer_data
     from tournaments.viewer.page import render_view
 
+    data = build_viewer_data(replay, notes_bytes=GAME_PAGE_NOTES_BYTES)
+    return render_view(data, view, Path(f"game-{game_id}.html"))
+
+
+async def game(request: Request) -> Response:
     store = site(request).store
     found = _GAME_PAGE.fullmatch(request.path_params["page"])
     if found is None:
@@ -138,8 +159,9 @@ async def game(request: Request) -> Response:
         seats = [s for s in row.seats if s.seat == int(seat)]
         if not seats or not owns(request, seats[0].entrant):
             return not_found(request)
-    data = await trio.to_thread.run_sync(build_viewer_data, replay_file(request, replay))
-    text = render_view(data, "all" if seat is None else seat, Path(f"game-{game_id}.html"))
+    view = "all" if seat is None else seat
+    file = replay_file(request, replay)
+    text = await trio.to_thread.run_sync(_game_page, file, view, game_id, limiter=GAME_PAGES_AT_ONCE)
     return Response(text, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
 
 

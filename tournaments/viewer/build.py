@@ -4,8 +4,9 @@ The page never works out the rules: at every decision the engine's own snapshot
 of the position is taken for each view (everything, and each seat's), so what a
 page shows is exact by construction and a seat's page holds only what the
 engine's view gave that seat. Reading is lenient where a strict reader would
-stop: a truncated or edited replay keeps every step up to the first line that
-stops making sense, and says which line that is and why.
+stop (``tournaments.viewer.reading``): a truncated or edited replay keeps every
+step up to the first line that stops making sense, and says which line that is
+and why.
 """
 
 from __future__ import annotations
@@ -21,13 +22,10 @@ import msgspec
 from referee.games import UnknownGame, get_rules
 from referee.games.base import ChanceDraw, ChanceMismatch, GameState, IllegalAction, ScriptedChance
 from referee.replay import (
-    MAX_REPLAY_BYTES,
-    REPLAY_FORMAT,
     ActionRecord,
     ChanceRecord,
     CutRecord,
     ForfeitRecord,
-    Header,
     LogRecord,
     RejectedRecord,
     ReplayRecord,
@@ -35,6 +33,7 @@ from referee.replay import (
 )
 from referee.replay_budget import describe_cut
 from tournaments.viewer.presentation import NoViewer, presentation_for
+from tournaments.viewer.reading import LeftOut, NotAReplay, Problem, read_lenient
 
 __all__ = [
     "NoGameToDraw",
@@ -43,15 +42,9 @@ __all__ = [
     "ViewerData",
     "build_viewer_data",
     "no_cycle_collection",
-    "read_lenient",
 ]
 
-_record_decoder = msgspec.json.Decoder(ReplayRecord)
 _encoder = msgspec.json.Encoder()
-
-
-class NotAReplay(ValueError):
-    """The file is not a famiglia replay at all (nothing to draw)."""
 
 
 class NoGameToDraw(NotAReplay):
@@ -64,13 +57,6 @@ class NoGameToDraw(NotAReplay):
 
 
 _USE_A_COPY = "its header is another game's than its records, or damaged; use an unchanged copy"
-
-
-class Problem(msgspec.Struct, frozen=True):
-    """Where a replay stops making sense, and why."""
-
-    line: int
-    message: str
 
 
 class ViewerData(msgspec.Struct, kw_only=True):
@@ -87,42 +73,10 @@ class ViewerData(msgspec.Struct, kw_only=True):
     views: dict[str, list[dict[str, Any]]]
     final: dict[str, Any] | None
     problem: Problem | None
-
-
-def read_lenient(path: Path) -> tuple[Header, list[tuple[int, ReplayRecord]], Problem | None]:
-    """The header, the records up to the first unreadable line (with line numbers), and that line's problem.
-
-    NotAReplay when the file cannot be read or does not start with a replay header.
-    """
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_REPLAY_BYTES + 1)
-    except OSError as exc:
-        raise NotAReplay(f"{path}: cannot read: {exc.strerror}") from None
-    if len(data) > MAX_REPLAY_BYTES:
-        raise NotAReplay(f"{path}: over {MAX_REPLAY_BYTES >> 20} MiB, more than any replay famiglia writes")
-    lines = [(number, line) for number, line in enumerate(data.splitlines(), start=1) if line.strip()]
-    if not lines:
-        raise NotAReplay(f"{path}: empty file; give a replay written by `famiglia play --replay` or a tournament")
-    first_number, first = lines[0]
-    try:
-        header = _record_decoder.decode(first)
-    except msgspec.DecodeError:
-        header = None
-    if not isinstance(header, Header):
-        raise NotAReplay(f"{path}: line {first_number} is not a replay header; is it a famiglia replay?")
-    if header.format != REPLAY_FORMAT:
-        raise NotAReplay(f"{path}: replay format {header.format}, this famiglia reads {REPLAY_FORMAT}")
-    records: list[tuple[int, ReplayRecord]] = []
-    for number, line in lines[1:]:
-        try:
-            record = _record_decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            return header, records, Problem(number, f"not a replay record ({exc}); the file may be cut short")
-        if isinstance(record, Header):
-            return header, records, Problem(number, "a second header line")
-        records.append((number, record))
-    return header, records, None
+    left_out: list[LeftOut] = []
+    """What the pages leave out of each seat's log lines and rejected actions (``notes_bytes``)."""
+    notes_bytes: int | None = None
+    """The most of each seat's log lines and rejected actions the pages hold (None: all of them)."""
 
 
 @contextmanager
@@ -145,26 +99,30 @@ def no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
-def build_viewer_data(path: Path, *, strict: bool = False) -> ViewerData:
+def build_viewer_data(path: Path, *, strict: bool = False, notes_bytes: int | None = None) -> ViewerData:
     """Re-run the replay at ``path`` and take every view's snapshot after every decision.
 
     ``strict``: NoGameToDraw when not one decision can be drawn because the
     header is of a game not installed here or of another game than the records.
+    ``notes_bytes``: the most of each seat's log lines and rejected actions the
+    pages hold, in bytes of the replay (None: all); the rest is counted in
+    ``left_out`` (``tournaments.viewer.reading``).
     """
     with no_cycle_collection():
-        return _build(path, strict)
+        return _build(path, strict, notes_bytes)
 
 
-def _build(path: Path, strict: bool) -> ViewerData:
+def _build(path: Path, strict: bool, notes_bytes: int | None) -> ViewerData:
     """``build_viewer_data``, with the collector paused by the caller."""
-    header, records, problem = read_lenient(path)
+    reading = read_lenient(path, notes_bytes=notes_bytes)
+    header, records, problem = reading.header, reading.records, reading.problem
     names = [seat.name for seat in header.seats]
     n = len(names)
     view_keys = ["all", *(str(s) for s in range(n))]
     views: dict[str, list[dict[str, Any]]] = {key: [] for key in view_keys}
     data = ViewerData(
         game=header.game, match=header.match, seats=names, variants=dict(header.variants),
-        views=views, final=None, problem=problem,
+        views=views, final=None, problem=problem, left_out=reading.left_out, notes_bytes=notes_bytes,
     )  # fmt: skip
     game = header.game
     try:
@@ -252,7 +210,7 @@ def _build(path: Path, strict: bool) -> ViewerData:
                         # The position after the action is still the engine's; it is shown, flagged.
                     by_request[(record.seat, record.request)] = len(views["all"])
                     snap({"seat": record.seat, "decision": record.decision,
-                          "action": msgspec.json.decode(record.action), "ms": round(record.ms, 1),
+                          "action": msgspec.to_builtins(action), "ms": round(record.ms, 1),
                           "substituted": record.substituted, "forfeit": None, "line": number}, events)  # fmt: skip
                     if stop is not None:
                         break

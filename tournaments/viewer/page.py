@@ -23,6 +23,7 @@ from typing import Any
 from referee.games import get_rules
 from tournaments.viewer.build import ViewerData, build_viewer_data, no_cycle_collection
 from tournaments.viewer.presentation import presentation_for
+from tournaments.viewer.reading import LeftOut
 from tournaments.viewer.templating import environment, package_text, packed_json
 
 __all__ = ["ASSETS", "SEAT_COLOURS", "board_file", "render_view", "seat_page", "write_assets", "write_viewer"]
@@ -75,6 +76,7 @@ def render_view(data: ViewerData, view: str, out: Path, *, assets: str | None = 
         "problem": None if data.problem is None else {"line": data.problem.line, "message": data.problem.message},
     }
     title = f"{data.game} {data.match}"
+    left_out = [_left_out_note(data, left) for left in data.left_out if view in ("all", str(left.seat))]
     if view != "all":
         title += f" (seat {view}'s view)"
     return (
@@ -85,6 +87,7 @@ def render_view(data: ViewerData, view: str, out: Path, *, assets: str | None = 
             data=data,
             view=view,
             links=links,
+            left_out=left_out,
             payload=packed_json(payload),
             colours=SEAT_COLOURS,
             assets=assets,
@@ -94,6 +97,19 @@ def render_view(data: ViewerData, view: str, out: Path, *, assets: str | None = 
             board_script="" if assets else _board_script(data.game),
         )
     )
+
+
+def _left_out_note(data: ViewerData, left: LeftOut) -> str:
+    """The page's words for what it leaves out of one seat's output."""
+    cap = f"{(data.notes_bytes or 0) >> 10:,} KiB"
+    return (
+        f"This page leaves out {left.lines:,} of seat {left.seat}'s log lines and rejected actions "
+        f"({_size(left.bytes)} of the replay): a page here holds at most {cap} of each seat's."
+    )
+
+
+def _size(count: int) -> str:
+    return f"{count / (1 << 20):,.1f} MiB" if count >= 1 << 20 else f"{count / 1024:,.1f} KiB"
 
 
 def write_viewer(replay: Path, out: Path, *, assets: str | None = None, strict: bool = False) -> list[Path]:
