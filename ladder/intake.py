@@ -19,7 +19,7 @@ import trio
 
 from protocol.untrusted import bounded
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
-from referee.build import build_package, check_sandbox_view
+from referee.build import build_cache, build_package, check_sandbox_view, release_build
 from referee.private import make_private_dirs, write_private
 from referee.settings import RefereeSettings
 from tournaments.checkbot.games import check_bot
@@ -76,12 +76,21 @@ def ready_bot(uploads: Path, digest: str, name: str, settings: RefereeSettings) 
     return spec
 
 
+def _ready_or_released(uploads: Path, digest: str, name: str, settings: RefereeSettings) -> BotSpec:
+    """``ready_bot``; a built copy that is not made a ready bot is let go, for the build cache to evict."""
+    try:
+        return ready_bot(uploads, digest, name, settings)
+    except BaseException:
+        release_build(build_cache() / f"{digest}-{settings.sandbox}")
+        raise
+
+
 async def check_submission(
     uploads: Path, digest: str, name: str, game: str, settings: RefereeSettings
 ) -> tuple[Verdict, BotSpec | None]:
     """Build and check one upload; the verdict, and the bot ready to play when it was accepted."""
     try:
-        spec = await trio.to_thread.run_sync(ready_bot, uploads, digest, name, settings)
+        spec = await trio.to_thread.run_sync(_ready_or_released, uploads, digest, name, settings)
     except (BotBuildFailed, BotSpecError) as exc:
         return Verdict(accepted=False, reason=f"build: {bounded(str(exc))}", report=""), None
     # A Trio run of its own in a worker thread: check-bot's seeded position search is plain Python
@@ -90,6 +99,8 @@ async def check_submission(
     report = await trio.to_thread.run_sync(
         lambda: trio.run(partial(check_bot, spec, game, settings)), abandon_on_cancel=True
     )
+    if not report.passed:
+        release_build(Path(spec.cwd))  # a refused version's copy is the cache's to evict
     return _verdict(report), (spec if report.passed else None)
 
 

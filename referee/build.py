@@ -14,7 +14,12 @@ an entrant's process like the bot itself (``referee.sandbox.prepare``):
 - afterwards every entry of the copy is made the referee's user's, with no
   set-id bit and readable by all (``referee.bot_folder.make_safe_for_host``),
   and the cache's records of what happened live beside the copy, where the
-  build could not write, and are opened without following links.
+  build could not write, and are opened without following links;
+- what it writes into the copy is measured while it runs and once it has
+  ended, and held to ``build_mb`` (``referee.build_space``): past it the build
+  is stopped, the copy removed, and the build refused;
+- the cache as a whole is kept within the size the host sets, the least
+  recently used copies going first and never one in use (``referee.cache_space``).
 
 Whatever a build does costs only its own entrant: ``BotBuildFailed`` with a
 one-line reason.
@@ -25,6 +30,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -35,14 +41,16 @@ from typing import IO
 import msgspec
 
 from protocol.untrusted import bounded
+from referee import cache_space
 from referee.bot_folder import make_safe_for_host, pack_folder, remove_tree, unpack_package
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
+from referee.build_space import Unmeasurable, folder_bytes, watch
 from referee.pinning import BotChangedDuringRun
 from referee.sandbox import prepare
 from referee.sandbox.view import foreign_program, unreadable_by_others
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["build_bot", "build_cache", "build_package", "check_sandbox_view", "read_record"]
+__all__ = ["build_bot", "build_cache", "build_package", "check_sandbox_view", "read_record", "release_build"]
 
 _BUILD_TIMEOUT_S = 300.0
 
@@ -123,17 +131,22 @@ def build_package(
     """The folder of ``package`` (the bytes ``pack_folder`` made, SHA-256 ``digest``) unpacked and built.
 
     Built once per content and sandbox level on this machine, under a file
-    lock. A failed build is remembered with its reason: ``retry_failed``
-    builds it again (a host's own run), else the reason is raised again at
-    once (a Dask worker's other processes). BotBuildFailed or BotSpecError
-    saying why there is no folder.
+    lock. A failed build is remembered with its reason (its copy is removed):
+    ``retry_failed`` builds it again (a host's own run), else the reason is
+    raised again at once (a Dask worker's other processes). BotBuildFailed or
+    BotSpecError saying why there is no folder.
+
+    The folder is this process's to use until ``release_build`` or its end: the
+    cache keeps it meanwhile, whatever its size (``referee.cache_space``).
     """
     root = build_cache()
+    bound = cache_space.cache_bound()
     key = f"{digest}-{settings.sandbox}"
     entry = root / key
     built, failed = root / f"{key}.built", root / f"{key}.failed"
     with _locked(root / f"{key}.lock"):
         if read_record(built) == digest and entry.is_dir():
+            cache_space.hold(root, key)
             return entry
         reason = read_record(failed)
         if reason is not None and not retry_failed:
@@ -148,11 +161,49 @@ def build_package(
                 _make_safe(entry, name)  # readable by the bot's uid, whatever modes the package carried
             else:
                 _run_build(spec, settings, timeout_s)
+            size = _measured(entry, name, settings.limits.build_mb, built=spec.build is not None)
         except (BotBuildFailed, BotSpecError) as exc:
+            remove_tree(entry)  # the reason is kept; what the build wrote is not
             _write_record(failed, str(exc))
             raise
+        cache_space.record_size(root, key, size)
         _write_record(built, digest)
-        return entry
+        cache_space.hold(root, key)
+    try:
+        cache_space.keep_within(root, bound)
+    except OSError:
+        pass  # housekeeping: a copy that could not be evicted now is tried again after the next build
+    return entry
+
+
+def release_build(folder: Path) -> None:
+    """This process no longer starts bots from ``folder`` (from ``build_package``): the cache may evict it."""
+    cache_space.release(folder)
+
+
+def _measured(folder: Path, name: str, build_mb: int, *, built: bool) -> int:
+    """The bytes the finished copy takes (``built``: by a build; else the bot's files alone); BotBuildFailed
+    past ``build_mb`` (0: no bound)."""
+    try:
+        size = folder_bytes(folder)
+    except Unmeasurable as exc:
+        raise BotBuildFailed(f"{name}: its build left a folder that could not be measured: {exc}") from None
+    if 0 < build_mb and size > build_mb << 20:
+        mib = f"{size / (1 << 20):,.0f} MiB"
+        raise BotBuildFailed(
+            _too_large(name, f"left {mib} in its folder", build_mb)
+            if built
+            else f"{name}: its folder takes {mib} in the build cache, more than build_mb ({build_mb:,} MiB) "
+            "allows; leave data out of the bot's folder, or ask the host for a larger build_mb"
+        )
+    return size
+
+
+def _too_large(name: str, what: str, build_mb: int) -> str:
+    return (
+        f"{name}: its build {what}, more than build_mb ({build_mb:,} MiB) allows; "
+        "leave build outputs and data out of the bot's folder, or ask the host for a larger build_mb"
+    )
 
 
 def build_bot(
@@ -190,37 +241,54 @@ def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> No
         try:
             if launch.uid is not None:
                 make_safe_for_host(folder, owner=launch.uid)  # the build's uid writes only here
+            process: subprocess.Popen[bytes] | None = None
             try:
-                done = subprocess.run(
+                process = subprocess.Popen(
                     launch.argv,
                     cwd=spec.cwd,
                     stdin=subprocess.DEVNULL,
                     stdout=output,
                     stderr=subprocess.STDOUT,
-                    timeout=timeout_s,
-                    check=False,
                     env=settings.bot_environment(),
                     pass_fds=launch.pass_fds,
                     # No controlling terminal: it cannot open /dev/tty, push input into
                     # the host's terminal (TIOCSTI) or write escapes to it.
                     start_new_session=True,
                 )
+                # Measured while it runs: stopped once its folder holds more than build_mb.
+                done = watch(process, folder, settings.limits.build_mb << 20, timeout_s)
             except FileNotFoundError:
                 raise BotBuildFailed(f"{spec.name}: build command {spec.build[0]!r} not found") from None
-            except subprocess.TimeoutExpired:
-                raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s") from None
             finally:
                 # Whatever the build left, and however it ended, nothing of it runs on
                 # and nothing in the folder stays its own.
+                if process is not None and process.poll() is None:
+                    _kill_session(process)
                 launch.kill_tree()
                 _make_safe(folder, spec.name)
         finally:
             launch.release()
-        if done.returncode != 0:
-            tail = _tail(output).strip().splitlines()[-3:]
+        if done == "timeout":
+            raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s")
+        if done == "over":
+            raise BotBuildFailed(_too_large(spec.name, "was stopped writing into its folder", settings.limits.build_mb))
+        if done == "unmeasurable":
             raise BotBuildFailed(
-                bounded(f"{spec.name}: build failed (exit {done.returncode}): {' | '.join(tail)}", 700)
+                f"{spec.name}: its build was stopped: it kept moving or closing its folders while famiglia "
+                "measured what it wrote; a build must leave its folder open to be measured"
             )
+        if done != 0:
+            tail = _tail(output).strip().splitlines()[-3:]
+            raise BotBuildFailed(bounded(f"{spec.name}: build failed (exit {done}): {' | '.join(tail)}", 700))
+
+
+def _kill_session(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the build's session (its chain's first processes; the sandbox's namespace dies with them)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
 
 
 def _tail(output: IO[bytes], limit: int = 8192) -> str:

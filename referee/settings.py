@@ -48,6 +48,8 @@ class BotLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     """Processes and threads of the bot together (RLIMIT_NPROC on its own uid, or inside its user namespace)."""
     tmp_mb: Annotated[int, _limit(1, 16 << 20, "MiB")] = 64
     """The size of the private /tmp of the strict level, in MiB (it is memory: a tmpfs)."""
+    build_mb: Annotated[int, _limit(1, 16 << 20, "MiB")] = 1024
+    """What a bot's build may leave in its folder in all (the bot's own files included), in MiB."""
 
 
 class ReplayLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

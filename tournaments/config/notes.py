@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import msgspec
+
 from referee.settings import BotLimits
 from tournaments.config.tournament import TournamentConfig
 from tournaments.schedule import games_per_entrant, head_to_head_deals, tables_for_games_per_entrant, williams_design
@@ -63,10 +65,14 @@ def config_notes(config: TournamentConfig) -> list[str]:
             f"{executor.workers}, or fewer workers"
         )
     sandbox = config.sandbox
-    if sandbox.level == "none" and sandbox.limits != BotLimits():
+    # build_mb holds at every level: famiglia measures what a build leaves.
+    if (
+        sandbox.level == "none"
+        and msgspec.structs.replace(sandbox.limits, build_mb=BotLimits().build_mb) != BotLimits()
+    ):
         notes.append(
-            "sandbox.limits: not applied at sandbox level none (limits hold at standard and strict); "
-            "choose a level that applies them, or remove them"
+            "sandbox.limits: not applied at sandbox level none (limits hold at standard and strict, "
+            "but for build_mb); choose a level that applies them, or remove them"
         )
     if sandbox.level == "none" and sandbox.runtimes:
         notes.append(

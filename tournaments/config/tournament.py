@@ -70,6 +70,7 @@ from referee.games import game_names, get_rules
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.sandbox.runtimes import runtime_problem
+from referee.settings import BotLimits
 from tournaments.config.bot_names import load_named_bot
 from tournaments.config.paths import folder_problem
 from tournaments.config.ranges import MAX_GAMES, scheduler_problem, seed_problem, value_problem
@@ -186,12 +187,20 @@ def _first_layout(config: TournamentConfig) -> dict[str, Any]:
         "max_games": fmt.max_games,
         "reuse_processes": True,
         "sandbox": sandbox.level,
-        "limits": msgspec.to_builtins(sandbox.limits),
+        "limits": _first_limits(sandbox.limits),
     }
     if time.margin_ms != TimeSection().margin_ms:
         fields["margin_ms"] = time.margin_ms
     if time.game_wall_ms != 0:
         fields["game_wall_ms"] = time.game_wall_ms
+    return fields
+
+
+def _first_limits(limits: BotLimits) -> dict[str, Any]:
+    """The limits as the fingerprint hashes them: ``build_mb`` came later, and counts only when set."""
+    fields: dict[str, Any] = msgspec.to_builtins(limits)
+    if limits.build_mb == BotLimits().build_mb:
+        del fields["build_mb"]
     return fields
 
 

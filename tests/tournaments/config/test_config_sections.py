@@ -163,6 +163,24 @@ def test_the_replay_bounds_of_a_tournament_file_and_a_ladder_file_reach_the_refe
         load_ladder(ladder_file)
 
 
+def test_build_mb_counts_in_the_fingerprint_only_when_set_and_is_no_limit_the_none_level_ignores() -> None:
+    from tournaments.config.notes import config_notes
+
+    def tournament(limits: dict[str, int], level: str = "standard") -> typing.Any:
+        return parse_tournament(
+            {"tournament": {"game": "vendetta", "table_size": 3, "sandbox": {"level": level, "limits": limits}},
+             "entrant": [{"name": f"p{i}", "bot": PASSER} for i in range(3)]},
+            base=ROOT,
+        )  # fmt: skip
+
+    default = tournament({})
+    assert tournament({"build_mb": 1024}).fingerprint() == default.fingerprint()  # stores begun before it resume
+    assert tournament({"build_mb": 64}).fingerprint() != default.fingerprint()
+    # build_mb holds at every level (famiglia measures what a build leaves): no note that it is not applied.
+    assert not any("sandbox.limits" in note for note in config_notes(tournament({"build_mb": 64}, "none")))
+    assert any("sandbox.limits" in note for note in config_notes(tournament({"cpu_s": 5}, "none")))
+
+
 def test_the_command_line_and_the_file_refuse_a_clock_in_the_same_words() -> None:
     problem = field_problem(TimeSection, "startup_ms", 0)
     assert problem is not None and problem.startswith("0 ms is too short for any bot to start")
