@@ -6,12 +6,17 @@
   size costs the server no memory.
 - ``/games/game-N.seat-S.jsonl``: what seat S knew after each decision (the
   engine's view for that seat, as its page shows it), to the seat's owner
-  only; anyone else gets the 404 of a game that does not exist.
+  only; anyone else gets the 404 of a game that does not exist. Built as a
+  page is, with at most ``GAME_PAGE_NOTES_BYTES`` of the seat's log lines; its
+  header's ``left_out`` says how many more there were.
 - ``/api/games/N``: one finished game with its seats, versions, result and
   the links above that the reader may follow.
 """
 
 from __future__ import annotations
+
+from functools import partial
+from typing import Any
 
 import msgspec
 import trio
@@ -22,7 +27,7 @@ from starlette.routing import Route
 from ladder.store import GameRow
 from ladder.views import game_views
 from ladder.web.auth import owns
-from ladder.web.pages import replay_file
+from ladder.web.pages import GAME_PAGE_NOTES_BYTES, GAME_PAGES_AT_ONCE, replay_file
 from ladder.web.site import PAGE_HEADERS, error, json, not_found, site
 
 __all__ = ["api_routes", "page_routes"]
@@ -60,9 +65,15 @@ async def seat_view_download(request: Request) -> Response:
     seats = [s for s in row.seats if s.seat == seat] if row is not None and row.replay is not None else []
     if row is None or row.replay is None or not seats or not owns(request, seats[0].entrant):
         return not_found(request)
-    data = await trio.to_thread.run_sync(build_viewer_data, replay_file(request, row.replay))
+    # As a game page is built: a few at a time, with a bounded part of the seat's log lines.
+    build = partial(build_viewer_data, replay_file(request, row.replay), notes_bytes=GAME_PAGE_NOTES_BYTES)
+    data = await trio.to_thread.run_sync(build, limiter=GAME_PAGES_AT_ONCE)
     steps = data.views.get(str(seat), [])
-    header = {"game": data.game, "match": data.match, "seat": seat, "seats": data.seats, "steps": len(steps)}
+    header: dict[str, Any] = {
+        "game": data.game, "match": data.match, "seat": seat, "seats": data.seats, "steps": len(steps),
+    }  # fmt: skip
+    if left_out := [msgspec.to_builtins(left) for left in data.left_out if left.seat == seat]:
+        header["left_out"] = left_out
     lines = [msgspec.json.encode(header), *(msgspec.json.encode({"step": n, "view": v}) for n, v in enumerate(steps))]
     body = b"\n".join(lines) + b"\n"
     return Response(body, media_type=_JSONL, headers=_attachment(f"game-{game_id:06d}.seat-{seat}.jsonl"))

@@ -15,6 +15,7 @@ import tracemalloc
 from pathlib import Path
 
 import httpx
+import msgspec
 
 from ladder.store import LadderStore
 from ladder.web.cache import PageCache
@@ -96,7 +97,8 @@ async def test_the_ladders_game_page_of_a_stuffed_replay_is_served_with_the_noti
         store.add_table(1, versions, [versions])
         started = store.start_next()
         assert started is not None
-        replay = stuffed_replay(tmp_path / "game.jsonl", log_bytes=4 << 20)
+        server.ladder.paths.replays.mkdir(parents=True, exist_ok=True)
+        replay = stuffed_replay(server.ladder.paths.replays / "game.jsonl", log_bytes=4 << 20)
         result = verify_replay(read_replay(replay))
         timing = SeatTiming(decisions=1, total_ms=1.0, max_ms=1.0, bank_left_ms=1.0)
         record = MatchRecord(match="m", game="vendetta", seed=started[1], variants={}, names=["a", "b", "c"],
@@ -106,6 +108,13 @@ async def test_the_ladders_game_page_of_a_stuffed_replay_is_served_with_the_noti
         assert answer.status_code == 200
         assert "This page leaves out" in answer.text and "of seat 1&#39;s log lines" in answer.text
         assert len(answer.content) < 1 << 20
+        # The owner's download of its seat's view is built the same way, and says what it leaves out.
+        owner = {"authorization": f"Bearer {server.tokens['bob']}"}
+        view = await http.get(f"/games/game-{started[0]}.seat-1.jsonl", headers=owner)
+        assert view.status_code == 200, view.text
+        header = msgspec.json.decode(view.content.splitlines()[0])
+        assert header["left_out"][0]["seat"] == 1 and header["left_out"][0]["lines"] > 0
+        assert len(view.content) < 4 << 20
 
 
 def test_the_anonymous_page_cache_stays_within_its_bytes_dropping_the_oldest() -> None:
