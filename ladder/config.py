@@ -164,6 +164,13 @@ bank_ms = 10000
 [ladder.sandbox]             # how bots and their builds are contained (docs/sandbox.md)
 level = "standard"           # none | standard | strict
 
+[ladder.sandbox.limits]      # per bot and build (docs/sandbox.md, "Limits and their defaults")
+build_mb = 1024              # what a build may leave in its folder in all
+
+[ladder.sandbox.replay]      # what a seat may put in a game's replay (log lines, rejected actions)
+kb_per_decision = 64
+kb_per_game = 1024
+
 [ladder.submissions]         # bounds on every upload: hostile input
 max_bytes = 8388608          # the packed archive
 max_files = 2000             # entries in it
