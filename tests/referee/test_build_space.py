@@ -11,8 +11,10 @@ least recently used copies and never one in use, in this process or another.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -256,3 +258,37 @@ async def test_a_submission_refused_by_check_bot_leaves_its_copy_to_the_cache(
     # Not held by the server that refused it: the next eviction may take it.
     assert cache_space.keep_within(cache, 1) == [f"{digest}-none"]
     assert msgspec.json.decode(verdict.report)["passed"] is False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes a tree of another user's to walk as that user")
+def test_a_regular_users_walk_opens_a_folder_its_owner_closed_and_counts_what_it_holds(tmp_path: Path) -> None:
+    # Without root the referee is its build's uid: a folder the build closed (mode 000) refuses it
+    # until it opens it again, through the folder's own descriptor.
+    nobody = 65534
+    top = Path(tempfile.mkdtemp(prefix="famiglia-walk-", dir="/tmp"))
+    try:
+        (top / "closed").mkdir()
+        (top / "closed" / "data").write_bytes(bytes(3_000_000))
+        for path in (top, top / "closed", top / "closed" / "data"):
+            os.chown(path, nobody, nobody)
+        os.chmod(top / "closed", 0)
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # the walk, as that user: no root to read past the closed folder
+            try:
+                os.setgroups([])
+                os.setresgid(nobody, nobody, nobody)
+                os.setresuid(nobody, nobody, nobody)
+                os.write(write, str(folder_bytes(top)).encode())
+            except BaseException as exc:  # noqa: BLE001 - said to the parent, whatever it is
+                os.write(write, repr(exc).encode())
+            os._exit(0)
+        os.close(write)
+        os.waitpid(child, 0)
+        with os.fdopen(read) as answer:
+            said = answer.read()
+        assert said.isdigit(), said
+        assert int(said) == folder_bytes(top) > 3_000_000  # the same count as root's, the closed folder's file in it
+        assert stat.S_IMODE((top / "closed").stat().st_mode) == 0o700  # opened again by its owner
+    finally:
+        subprocess.run(["rm", "-rf", str(top)], check=False)
