@@ -59,14 +59,14 @@ from tournament import ENTRANTS, make_config
 from protocol.messages import Result
 from referee.match import MatchRecord, SeatTiming
 from tournaments.config.tournament import TournamentConfig
-from tournaments.executors.base import Executor, GameDone
-from tournaments.executors.dask import GAMES_PER_TASK, DaskExecutor
-from tournaments.executors.dask_worker import DaskAnswer, encode_answers
-from tournaments.executors.processes import ProcessExecutor
+from tournaments.hosting.executors.base import Executor, GameDone
+from tournaments.hosting.executors.dask import GAMES_PER_TASK, DaskExecutor
+from tournaments.hosting.executors.dask_worker import DaskAnswer, encode_answers
+from tournaments.hosting.executors.processes import ProcessExecutor
+from tournaments.hosting.schedule import ScheduledGame
 from tournaments.lifecycle.plan import build_schedule
 from tournaments.playing import replay_path
 from tournaments.runner import run_pending
-from tournaments.schedule import ScheduledGame
 from tournaments.store import Store
 
 SYNTHETIC_REPLAY_BYTES = 14 * 1024

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ratings_before
 from machine import load_average
 
-from tournaments.ratings import ELO_PER_THETA, Fit, LiveRatings, RatedGame, fit_plackett_luce
+from tournaments.hosting.ratings import ELO_PER_THETA, Fit, LiveRatings, RatedGame, fit_plackett_luce
 
 
 def seat_truth(k: int) -> NDArray[np.float64]:

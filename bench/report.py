@@ -70,8 +70,8 @@ from referee.replay import (
     tournament_match_id,
 )
 from tournaments.config.tournament import parse_tournament
+from tournaments.hosting.schedule import ScheduledGame
 from tournaments.lifecycle.plan import build_schedule
-from tournaments.schedule import ScheduledGame
 from tournaments.store import Store
 
 # Names a host really gives: two entrants whose names differ by a suffix (the

@@ -48,11 +48,11 @@ from tournament import make_config
 from protocol.messages import Result, Termination
 from referee.match import MatchRecord, SeatTiming
 from tournaments.config.tournament import TournamentConfig
-from tournaments.executors.base import GameDone, Report, TournamentWork
+from tournaments.hosting.executors.base import GameDone, Report, TournamentWork
+from tournaments.hosting.ratings import LiveRatings, RatedGame
+from tournaments.hosting.schedule import ScheduledGame
 from tournaments.lifecycle.plan import build_schedule
-from tournaments.ratings import LiveRatings, RatedGame
 from tournaments.runner import run_pending
-from tournaments.schedule import ScheduledGame
 from tournaments.store import Store
 
 

@@ -11,7 +11,7 @@ each time into a new SQLite store through ``tournaments.runner.run_pending``:
    is the baseline.
 2. warm-1w: ``reuse_processes = true`` (the default), 1 worker: each entrant's
    processes are started once and play game after game (referee/seats.py).
-3. warm-2w: the same with 2 worker processes (tournaments/executors/processes.py), each
+3. warm-2w: the same with 2 worker processes (tournaments/hosting/executors/processes.py), each
    refereeing its share of the games with its own warm pool.
 
 A worker plays ``--per-worker`` games at once (default 1), so the 2-worker run

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tournaments.cli.common import QuickHelp, console, exit_on_interrupt, fail, user_errors
-from tournaments.markup import shown
+from tournaments.hosting.markup import shown
 
 if TYPE_CHECKING:
     from ladder.store import LadderStore

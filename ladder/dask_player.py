@@ -52,9 +52,9 @@ from ladder.players import NotPlayed, RefereeFailed, Seat
 from referee.match import MatchRecord, MatchSpec
 from referee.private import make_private_dirs, write_private
 from referee.settings import RefereeSettings
-from tournaments.executors.bot_packages import ShippedBot
-from tournaments.executors.dask import quiet_dask_logs
-from tournaments.executors.dask_cluster import (
+from tournaments.hosting.executors.bot_packages import ShippedBot
+from tournaments.hosting.executors.dask import quiet_dask_logs
+from tournaments.hosting.executors.dask_cluster import (
     DaskUnreachable,
     WrongFamiglia,
     check_workers,
@@ -62,8 +62,8 @@ from tournaments.executors.dask_cluster import (
     connect_client,
     print_notice,
 )
-from tournaments.executors.dask_worker import NoReferee
-from tournaments.executors.installed import InstalledFamiglia, installed_famiglia
+from tournaments.hosting.executors.dask_worker import NoReferee
+from tournaments.hosting.executors.installed import InstalledFamiglia, installed_famiglia
 from tournaments.hosting.faults import CLUSTER_LOST, played_again_later
 
 __all__ = ["DaskPlayer", "DaskUnreachable", "WrongFamiglia", "ladder_plugin"]

@@ -5,7 +5,7 @@ their ``setup`` on every worker that has joined or joins later:
 
 - ``LadderPlugin``, one per ladder: checks that the worker runs the server's
   famiglia and starts a ``LadderReferee`` (a Trio loop in a thread of its
-  own, ``tournaments.executors.dask_worker.RefereeThread``), which spawns
+  own, ``tournaments.hosting.executors.dask_worker.RefereeThread``), which spawns
   every bot of the games played here;
 - ``BotPackage``, one per version that has played: its packed folder, kept in
   the worker's memory, so a version is sent to the cluster once, not with
@@ -31,9 +31,9 @@ from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.match import MatchRecord, MatchSpec
 from referee.play import play_match
 from referee.settings import RefereeSettings
-from tournaments.executors.bot_packages import ShippedBot, ready_on_worker
-from tournaments.executors.dask_worker import RefereePlugin, RefereeThread, clear_replay, referee_of
-from tournaments.executors.installed import InstalledFamiglia
+from tournaments.hosting.executors.bot_packages import ShippedBot, ready_on_worker
+from tournaments.hosting.executors.dask_worker import RefereePlugin, RefereeThread, clear_replay, referee_of
+from tournaments.hosting.executors.installed import InstalledFamiglia
 from tournaments.hosting.faults import MACHINE_FAULTS
 
 __all__ = [

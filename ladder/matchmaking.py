@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from tournaments.schedule import williams_design
+from tournaments.hosting.schedule import williams_design
 
 __all__ = ["WARMUP_GAMES", "Candidate", "choose_table", "neediest", "table_seatings", "table_size"]
 

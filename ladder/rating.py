@@ -2,14 +2,14 @@
 
 A ladder's versions come and go, so their ratings live in the store as
 (mu, sigma) pairs rather than in a fixed list; each update borrows
-``tournaments.ratings.LiveRatings`` for the table that was played.
+``tournaments.hosting.ratings.LiveRatings`` for the table that was played.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tournaments.ratings import LiveRatings, RatedGame
+from tournaments.hosting.ratings import LiveRatings, RatedGame
 
 __all__ = ["rate_table"]
 

@@ -4,7 +4,7 @@ Hypercorn's Trio worker serves the Starlette app in the same Trio run as the
 ladder's loops, so a request reads the store between two of the loop's
 steps, never in the middle of one, and a submission is handed to the intake
 without a thread or a queue between processes. One server per ladder: the
-store's lock (``tournaments.store.hold_store``) refuses a second one at once.
+store's lock (``tournaments.hosting.storage.hold_store``) refuses a second one at once.
 
 Stopping: SIGTERM (systemd's stop, ``kill``) ends the server as its end of
 ``--stop-after`` does, games in play going back to pending; SIGINT stays Ctrl-C
@@ -29,7 +29,7 @@ from ladder.loop import Ladder
 from ladder.players import GamePlayer
 from ladder.web.app import make_app
 from ladder.webhooks import deliver_webhooks
-from tournaments.store import hold_store
+from tournaments.hosting.storage import hold_store
 
 __all__ = ["check_address", "serve_ladder"]
 

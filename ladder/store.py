@@ -397,7 +397,7 @@ class LadderStore:
     def _insert_table(
         self, seed_of: int, members: list[int], seatings: list[list[int]], *, challenger: int | None
     ) -> int:
-        from tournaments.schedule import deal_seed
+        from tournaments.hosting.schedule import deal_seed
 
         cursor = self.db.execute(
             "INSERT INTO tbl (seed, members, challenger, created_at) VALUES (0, ?, ?, ?)",

@@ -181,14 +181,14 @@ class FitStanding(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def fit_standings(rows: list[GameRow], versions: list[VersionRow]) -> list[FitStanding]:
-    """Every version that played, rated together by ``tournaments.ratings.fit_plackett_luce`` (with seat
+    """Every version that played, rated together by ``tournaments.hosting.ratings.fit_plackett_luce`` (with seat
     offsets and a weak prior, as ``famiglia standings`` does): slower than the live ratings, and steadier.
 
     Versions of one entrant are separate players: a new version's games never count for the old one.
     ``rows`` are the finished games and ``versions`` every version, read from the store beforehand:
     the fit is CPU-bound on a large ladder and runs in a thread, which must not share the store's connection.
     """
-    from tournaments.ratings import RatedGame, fit_plackett_luce, summarise
+    from tournaments.hosting.ratings import RatedGame, fit_plackett_luce, summarise
 
     index: dict[int, int] = {}
     games = []

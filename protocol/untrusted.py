@@ -66,7 +66,7 @@ def terminal_text(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
     Markup is not escaped here: the result is plain text, and this module knows no
     renderer. A caller that prints through Rich, which reads ``[...]`` in a string
     as markup, escapes the result for it at one place (the command line's
-    ``tournaments.markup.shown``) and prints it where markup is read, so that
+    ``tournaments.hosting.markup.shown``) and prints it where markup is read, so that
     a bot's ``[link=...]`` shows as those characters.
     """
     if len(text) <= limit and text.isprintable():

@@ -13,7 +13,7 @@ import pytest
 
 # The Dask cluster fixtures (bot_cache, cluster), one per module: the executors' tests and the
 # ladder's Dask tests both use them. The browser tests' chromium, one per test process.
-pytest_plugins = ["tests.tournaments.executors.dask_cluster", "tests.tournaments.browser"]
+pytest_plugins = ["tests.tournaments.hosting.executors.dask_cluster", "tests.tournaments.browser"]
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BOTS = ROOT / "tests" / "bots"
@@ -99,11 +99,14 @@ def processes_in(folder: Path) -> list[int]:
 
 
 def workers_of(parent: int) -> list[int]:
-    """Pids of the live tournament worker processes (``tournaments.executors.processes``) whose parent is ``parent``."""
+    """Pids of the live tournament worker processes (``tournaments.hosting.executors.processes``) whose parent is ``parent``."""
     found = []
     for pid, entry, fields in live_processes():
         try:
-            if fields[1] == str(parent) and b"tournaments.executors.processes" in (entry / "cmdline").read_bytes():
+            if (
+                fields[1] == str(parent)
+                and b"tournaments.hosting.executors.processes" in (entry / "cmdline").read_bytes()
+            ):
                 found.append(pid)
         except OSError:
             continue

@@ -1,1 +1,1 @@
-"""Tournaments: schedules, executors, the SQLite store, ratings, reports and the CLI."""
+"""Tournaments: the tournament file, its store, runs, reports and the CLI, on the hosting floor (``hosting``)."""

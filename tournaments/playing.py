@@ -30,7 +30,7 @@ from referee.seats import WarmPool
 from referee.settings import RefereeSettings
 from tournaments.config.sections import referee_settings
 from tournaments.config.tournament import TournamentConfig
-from tournaments.schedule import ScheduledGame
+from tournaments.hosting.schedule import ScheduledGame
 
 __all__ = ["play_scheduled", "prepare_replays", "replay_path", "replays_folder", "settings_for"]
 

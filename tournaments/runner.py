@@ -34,7 +34,7 @@ import trio
 
 from referee.match import MatchRecord
 from tournaments.config.tournament import TournamentConfig
-from tournaments.executors.base import (
+from tournaments.hosting.executors.base import (
     Executor,
     GameDone,
     GameFailed,
@@ -43,13 +43,13 @@ from tournaments.executors.base import (
     WorkerFailed,
     harness_failure,
 )
-from tournaments.executors.inprocess import InProcessExecutor
-from tournaments.executors.processes import ProcessExecutor
+from tournaments.hosting.executors.inprocess import InProcessExecutor
+from tournaments.hosting.executors.processes import ProcessExecutor
+from tournaments.hosting.schedule import ScheduledGame
+from tournaments.hosting.sprt import Sprt, pair_score
 from tournaments.lifecycle.opening import Opened, open_tournament
 from tournaments.lifecycle.versions import pinned_bots, settle_versions
 from tournaments.playing import prepare_replays, settings_for
-from tournaments.schedule import ScheduledGame
-from tournaments.sprt import Sprt, pair_score
 from tournaments.store import Store
 
 __all__ = [
@@ -99,7 +99,7 @@ def executor_for(kind: str, *, workers: int, scheduler: str | None) -> Executor:
             'or scheduler = "tcp://HOST:8786" in [tournament.executor]'
         )
     try:
-        from tournaments.executors.dask import DaskExecutor
+        from tournaments.hosting.executors.dask import DaskExecutor
     except ImportError:
         raise DaskUnavailable(
             "the dask executor needs the dask packages; install them with: pip install 'famiglia[dask]'"

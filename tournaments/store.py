@@ -10,39 +10,35 @@ survives the process being killed (see ``Store.__init__`` for a power cut).
 
 Each store also holds its identity: a random token that makes its tournament
 id unique (replays name it) and a secret deal key (32 random bytes) that every
-deal seed is keyed with (``tournaments.schedule.deal_seed``). Both are made
+deal seed is keyed with (``tournaments.hosting.schedule.deal_seed``). Both are made
 with the store. The file and SQLite's -wal and -shm files beside it are the
 host's alone (0600): the store holds every deal seed before its game is played.
 A store made before deal keys existed has none (NULL): it resumes with the deal
 seeds it already holds, which follow from its tournament file's seed.
 
-One process at a time writes a store: a run holds ``hold_store`` (a lock the
-kernel drops when the process ends, however it ends) from before it opens the
-store until it has played; a second run of the same file is refused at once,
-naming the first. Readers (standings, games, report) take no lock: WAL lets
-them read while the run writes.
+One process at a time writes a store: a run holds the floor's lock
+(``tournaments.hosting.storage.hold_store``, which the kernel drops when the
+process ends, however it ends) from before it opens the store until it has
+played; a second run of the same file is refused at once, naming the first.
+Readers (standings, games, report) take no lock: WAL lets them read while the
+run writes.
 """
 
 from __future__ import annotations
 
 import datetime
-import errno
-import fcntl
-import os
 import re
 import secrets
 import shlex
 import sqlite3
-import stat
-import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from referee.private import PRIVATE_FILE, make_private_dirs
 from tournaments.config.tournament import TournamentConfig, decode_stored
+from tournaments.hosting.schedule import ScheduledGame
 from tournaments.hosting.storage import (
     StorageError,
     Transaction,
@@ -50,7 +46,6 @@ from tournaments.hosting.storage import (
     open_private_database,
     tighten_database,
 )
-from tournaments.schedule import ScheduledGame
 
 if TYPE_CHECKING:
     from referee.match import MatchRecord
@@ -61,11 +56,7 @@ __all__ = [
     "HarnessError",
     "SeatRow",
     "Store",
-    "StoreBusy",
     "StoreError",
-    "StoreLock",
-    "hold_store",
-    "lock_path",
     "remove_empty_store",
 ]
 
@@ -608,188 +599,3 @@ def _changed_message(changed: list[tuple[str, int]]) -> str:
 
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-
-# --- one writer at a time --------------------------------------------------
-
-_HOLDER_WAIT_S = 1.0
-"""How long a refused run waits for the holder's pid to appear in the lock file.
-
-The holder writes it right after it takes the lock; a run refused in between
-(microseconds) would otherwise name nobody.
-"""
-_COMMAND_CHARS = 300
-"""The most characters of the holder's command line a refusal quotes: enough to recognise it, one line."""
-
-
-class StoreBusy(StoreError):
-    """Another process writes the results file: a second run of the same tournament is refused at once."""
-
-    def __init__(self, db: Path, pid: int | None, command: str | None) -> None:
-        self.db = db
-        self.pid = pid
-        self.command = command
-        if pid is None:
-            holder = "another process (its pid could not be read: it runs on another machine, or has just started)"
-            stop = "stop it"
-        else:
-            holder = f"process {pid}" + (f" ({command})" if command else "")
-            stop = f"stop it (kill {pid})"
-        super().__init__(
-            f"{db} is being written by {holder}; wait for that run to end, or {stop} and run this command "
-            "again to resume from what it recorded"
-        )
-
-
-def lock_path(db: Path) -> Path:
-    """The lock file of results file ``db``: beside the database, with ``.lock`` added to its name.
-
-    Beside the file ``db`` resolves to, so every spelling of one database
-    (relative, absolute, through a symlink) meets the same lock.
-    """
-    real = Path(os.path.realpath(db))
-    return real.with_name(real.name + ".lock")
-
-
-class StoreLock:
-    """The right to write one results file; one process holds it at a time (``hold_store``).
-
-    An exclusive ``flock`` on the lock file beside the database. Not a lock
-    file's mere existence: the kernel drops a flock when the last descriptor of
-    it closes, so a run killed with SIGKILL (or a machine that lost power)
-    leaves nothing to clean up by hand. The descriptor is close-on-exec, so
-    neither bots nor worker processes inherit it and keep it past the run.
-    """
-
-    def __init__(self, path: Path, fd: int) -> None:
-        self.path = path
-        self._fd: int | None = fd
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def release(self) -> None:
-        """Give up the lock and remove the lock file (a second call does nothing).
-
-        Removed while still locked, and only if it is still this lock's file, so
-        that a run opening it meanwhile finds out (``_lock_once``) and opens anew.
-        """
-        if self._fd is None:
-            return
-        fd, self._fd = self._fd, None
-        try:
-            if _same_file(self.path, os.fstat(fd)):
-                self.path.unlink(missing_ok=True)
-        except OSError:
-            pass  # a folder made read-only meanwhile: the lock still goes with the descriptor
-        finally:
-            os.close(fd)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, kind: object, value: object, traceback: object) -> None:
-        self.release()
-
-
-def hold_store(db: Path) -> StoreLock:
-    """Take the right to write results file ``db`` (its folders are made if missing); StoreBusy if a run has it.
-
-    Never waits for the holder: a second run of a tournament refused at once
-    is what its user wants to hear, not a run that starts later or plays the
-    same games twice. Take it before the store is opened for writing and keep it
-    until the last write; reading needs no lock.
-    """
-    path = lock_path(db)
-    make_private_dirs(path.parent)
-    while True:
-        lock = _lock_once(path, db)
-        if lock is not None:
-            return lock
-
-
-def _lock_once(path: Path, db: Path) -> StoreLock | None:
-    """One attempt: the lock, or None when the file was replaced under us (try again); StoreBusy if held."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    try:
-        fd = os.open(path, flags, PRIVATE_FILE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise StoreError(
-                f"{path}: is a symbolic link; famiglia keeps its lock file there: remove the link"
-            ) from None
-        raise
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode):
-            raise StoreError(f"{path}: is not a file; famiglia keeps its lock file there: remove what is there")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = _holder(fd)
-            raise StoreBusy(db, pid, _command_line(pid) if pid is not None else None) from None
-        if not _same_file(path, opened):
-            # The holder removed the file as it let go, after our open: this lock is
-            # on a file nobody else will open. The next attempt opens the new one.
-            os.close(fd)
-            return None
-        if opened.st_uid == os.geteuid() and stat.S_IMODE(opened.st_mode) != PRIVATE_FILE:
-            os.fchmod(fd, PRIVATE_FILE)  # the umask may have taken owner bits; an older file may be open to all
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    except BaseException:
-        os.close(fd)
-        raise
-    return StoreLock(path, fd)
-
-
-def _same_file(path: Path, opened: os.stat_result) -> bool:
-    """Whether ``path`` still names the file ``opened`` describes."""
-    try:
-        now = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
-
-
-def _holder(fd: int) -> int | None:
-    """The pid the holder wrote into the lock file (open as ``fd``), waiting briefly for it to appear.
-
-    Until the holder writes its own, the file may still hold the pid of a run
-    that was killed (the kernel dropped its lock, not its file): a pid of no
-    live process is not the holder's.
-    """
-    deadline = time.monotonic() + _HOLDER_WAIT_S
-    while True:
-        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-        if text.isdigit() and _alive(int(text)):
-            return int(text)
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.01)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: it exists
-    return True
-
-
-def _command_line(pid: int) -> str | None:
-    """Process ``pid``'s command line, shell-quoted and bounded; None when it cannot be read (gone, hidden)."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
-    words = [word.decode(errors="replace") for word in raw.split(b"\0")[:-1]]
-    if not words:
-        return None
-    text = shlex.join(words)
-    return text if len(text) <= _COMMAND_CHARS else text[: _COMMAND_CHARS - 3] + "..."

@@ -58,7 +58,7 @@ async def replay_download(request: Request) -> Response:
 
 
 async def seat_view_download(request: Request) -> Response:
-    from tournaments.viewer.build import build_viewer_data
+    from tournaments.hosting.viewer.build import build_viewer_data
 
     game_id, seat = request.path_params["game"], request.path_params["seat"]
     row = _open_game(request, game_id)

@@ -137,8 +137,8 @@ readers wait their turn instead of each holding a page's memory, and the other r
 
 def _game_page(replay: Path, view: str, game_id: int) -> str:
     """The viewer page of one view of a game, built and rendered (off the Trio thread)."""
-    from tournaments.viewer.build import build_viewer_data
-    from tournaments.viewer.page import render_view
+    from tournaments.hosting.viewer.build import build_viewer_data
+    from tournaments.hosting.viewer.page import render_view
 
     data = build_viewer_data(replay, notes_bytes=GAME_PAGE_NOTES_BYTES)
     return render_view(data, view, Path(f"game-{game_id}.html"))

@@ -25,7 +25,7 @@ from referee.match_recorder import LOG_CHARS
 from referee.replay import LogRecord, encode_record, read_replay, verify_replay
 from tests.ladder.server import running_server
 from tests.tournaments.replay_factory import vendetta_replay
-from tournaments.viewer.build import build_viewer_data
+from tournaments.hosting.viewer.build import build_viewer_data
 
 STUFFED_BYTES = 40 << 20
 

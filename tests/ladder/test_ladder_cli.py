@@ -72,7 +72,7 @@ def test_the_ladder_group_imports_no_web_library_until_a_command_runs() -> None:
 
 
 def test_a_second_server_of_the_same_ladder_is_refused_at_once(tmp_path: Path) -> None:
-    from tournaments.store import hold_store
+    from tournaments.hosting.storage import hold_store
 
     path = tmp_path / "club.toml"
     runner.invoke(app, ["ladder", "init", str(path)])

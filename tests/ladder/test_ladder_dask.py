@@ -31,7 +31,7 @@ from ladder.store import new_token
 from referee.bot_folder import pack_folder
 from tests.ladder.helpers import SAMPLE_BOTS, write_ladder
 from tests.ports import free_port
-from tests.tournaments.executors.dask_settings import quiet_environment
+from tests.tournaments.hosting.executors.dask_settings import quiet_environment
 
 if TYPE_CHECKING:
     from distributed import LocalCluster

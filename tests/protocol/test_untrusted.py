@@ -66,7 +66,7 @@ def test_printable_text_is_shown_unchanged() -> None:
 
 
 def test_markup_is_left_as_plain_text_for_the_renderer_to_escape() -> None:
-    # Rich reads this as a link; escaping it is the command line's job (tournaments.markup.shown).
+    # Rich reads this as a link; escaping it is the command line's job (tournaments.hosting.markup.shown).
     assert terminal_text("[link=https://evil.example]x[/link]") == "[link=https://evil.example]x[/link]"
 
 

@@ -24,7 +24,7 @@ from referee.match import MatchSpec, run_match
 from referee.replay import read_replay, verify_replay
 from referee.settings import RefereeSettings
 from tests.referee.games.sealed_bids import RULES, PrizeShown, register
-from tournaments.viewer.build import build_viewer_data
+from tournaments.hosting.viewer.build import build_viewer_data
 
 SETTINGS = RefereeSettings(time=TimeControl(startup_ms=5000, move_ms=5000, bank_ms=0))
 

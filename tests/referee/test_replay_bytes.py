@@ -50,7 +50,7 @@ from referee.settings import RefereeSettings, ReplayLimits
 from tests.conftest import TEST_BOTS, wait_until_gone
 from tests.referee.fakes import PASS, Response, ScriptedBot, action, line, passer, passing, ready
 from tournaments.cli import app
-from tournaments.viewer.build import build_viewer_data
+from tournaments.hosting.viewer.build import build_viewer_data
 
 CONTROL_LOG = "\x01" * LOG_CHARS
 """The costliest log line a replay keeps: every character a control character, six bytes each."""

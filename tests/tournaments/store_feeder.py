@@ -10,8 +10,8 @@ import trio
 
 from protocol.messages import Result
 from referee.match import MatchRecord, SeatTiming
-from tournaments.executors.base import GameDone, Report, TournamentWork, WorkerFailed
-from tournaments.schedule import ScheduledGame
+from tournaments.hosting.executors.base import GameDone, Report, TournamentWork, WorkerFailed
+from tournaments.hosting.schedule import ScheduledGame
 
 __all__ = ["Instant", "finished"]
 

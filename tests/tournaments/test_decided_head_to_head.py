@@ -19,10 +19,10 @@ from referee.match import MatchRecord, SeatTiming
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
 from tournaments.config.tournament import parse_tournament
+from tournaments.hosting.schedule import ScheduledGame
+from tournaments.hosting.sprt import Sprt, elo_estimate_words
 from tournaments.lifecycle.opening import open_tournament
 from tournaments.report.standings import head_to_head_status
-from tournaments.schedule import ScheduledGame
-from tournaments.sprt import Sprt, elo_estimate_words
 from tournaments.store import Store
 
 runner = CliRunner()

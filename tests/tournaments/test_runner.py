@@ -16,10 +16,10 @@ import pytest
 from referee.settings import DEFAULT_MARGIN_MS
 from tests.conftest import TEST_BOTS, assert_no_bot_outlived_its_referee, wait_until_gone, workers_of
 from tournaments.config.tournament import ConfigProblems, load_tournament
+from tournaments.hosting.schedule import seat_counts
 from tournaments.lifecycle.plan import build_schedule
 from tournaments.playing import settings_for
 from tournaments.runner import run_pending
-from tournaments.schedule import seat_counts
 from tournaments.store import Store, StoreError
 
 

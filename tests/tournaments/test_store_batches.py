@@ -23,10 +23,10 @@ from referee.match import MatchRecord
 from tests.conftest import ROOT, TEST_BOTS
 from tests.tournaments.store_feeder import Instant, finished
 from tournaments.config.tournament import TournamentConfig, parse_tournament
-from tournaments.executors.base import GameDone, GameFailed, WorkerFailed
+from tournaments.hosting.executors.base import GameDone, GameFailed, WorkerFailed
+from tournaments.hosting.schedule import ScheduledGame
 from tournaments.lifecycle.plan import build_schedule
 from tournaments.runner import Recorder, run_pending
-from tournaments.schedule import ScheduledGame
 from tournaments.store import Store, StoreError
 
 

@@ -21,7 +21,7 @@ from tournaments.cli.options import (
     time_section,
 )
 from tournaments.config.sections import referee_settings
-from tournaments.markup import NAME_CHARS, shown
+from tournaments.hosting.markup import NAME_CHARS, shown
 
 # The checks themselves (the engines, the referee, the sandbox) are imported
 # when a bot is checked, not at every start of famiglia (tournaments.cli).

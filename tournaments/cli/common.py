@@ -1,6 +1,6 @@
 """What every command shares: user mistakes become one line on stderr and exit 2; bot text is shown, never obeyed.
 
-Bot text becomes terminal text in one place, ``tournaments.markup.shown``; every message here passes through it.
+Bot text becomes terminal text in one place, ``tournaments.hosting.markup.shown``; every message here passes through it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from typer.core import TyperGroup, TyperOption
 from typer.exceptions import Abort
 
-from tournaments.markup import shown
+from tournaments.hosting.markup import shown
 
 __all__ = [
     "OneLineErrors",

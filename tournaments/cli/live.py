@@ -17,7 +17,7 @@ import typer
 
 from tournaments.cli.common import console, err_console, fail, first_leaf, interrupted, user_errors
 from tournaments.config.paths import file_target_problem
-from tournaments.markup import NAME_CHARS, shown
+from tournaments.hosting.markup import NAME_CHARS, shown
 
 # The library behind a run (the referee and Trio, the executors, the ratings
 # with numpy) is imported when a run starts, not at every start of famiglia.
@@ -27,11 +27,12 @@ if TYPE_CHECKING:
     from referee.match import MatchRecord
     from tournaments.config.sections import RunCounts
     from tournaments.config.tournament import TournamentConfig
-    from tournaments.executors.base import Executor
+    from tournaments.hosting.executors.base import Executor
+    from tournaments.hosting.schedule import ScheduledGame
+    from tournaments.hosting.storage import StoreLock
     from tournaments.lifecycle.opening import ReadyToRun
     from tournaments.runner import WorkerFailed
-    from tournaments.schedule import ScheduledGame
-    from tournaments.store import Store, StoreLock
+    from tournaments.store import Store
 
 __all__ = ["LiveTop", "play_with_display", "worker_failure"]
 
@@ -40,14 +41,14 @@ class LiveTop:
     """A renderable: the current top entrants by OpenSkill (Plackett-Luce)."""
 
     def __init__(self, names: list[str], size: int = 5) -> None:
-        from tournaments.ratings import LiveRatings
+        from tournaments.hosting.ratings import LiveRatings
 
         self.names = names
         self.size = size
         self.ratings = LiveRatings(len(names))
 
     def update(self, game: ScheduledGame, record: MatchRecord) -> None:
-        from tournaments.ratings import RatedGame
+        from tournaments.hosting.ratings import RatedGame
 
         self.ratings.update(RatedGame(seating=list(game.seating), ranks=list(record.result.ranks)))
 
@@ -96,7 +97,7 @@ def play_with_display(
     ``deals_from``: another results file whose deal key this tournament uses, so
     the same tournament seed deals the same games as there. ``executor``: local
     (this machine) or dask (the cluster whose scheduler is at ``scheduler``).
-    ``lock``: the store's lock (``tournaments.store.hold_store``) when the caller
+    ``lock``: the store's lock (``tournaments.hosting.storage.hold_store``) when the caller
     holds it already; else it is taken here, before the store is opened, and
     given up once the games are played. A run of the same store in another
     process is refused at once, in one line naming that process, exit 2.
@@ -104,9 +105,9 @@ def play_with_display(
     (else a changed bot is refused in one line, exit 2).
     """
     from tournaments.config.capacity import check_tournament_capacity
+    from tournaments.hosting.storage import hold_store
     from tournaments.lifecycle.opening import open_for_run
     from tournaments.runner import executor_for
-    from tournaments.store import hold_store
 
     if (problem := file_target_problem(db)) is not None:
         fail(f"--db {db}: {problem}")
@@ -132,7 +133,7 @@ def _show_run(ready: ReadyToRun, db: Path, chosen: Executor, counts: RunCounts) 
 
     from referee.private import opened_warning
     from referee.sandbox import sandbox_summary
-    from tournaments.ratings import RatedGame
+    from tournaments.hosting.ratings import RatedGame
     from tournaments.report.status import games_words, stopped_test
     from tournaments.runner import GameDone, RunStarted, run_tournament
     from tournaments.runner import Progress as RunProgress

@@ -31,8 +31,8 @@ from tournaments.cli.options import (
 from tournaments.config.paths import file_target_problem
 from tournaments.config.ranges import seed_problem
 from tournaments.config.sections import referee_settings
+from tournaments.hosting.markup import NAME_CHARS, shown
 from tournaments.human import HUMAN
-from tournaments.markup import NAME_CHARS, shown
 
 # The referee that plays the match (the engines, the sandbox, the human seat) is
 # imported when a match is played, not at every start of famiglia (tournaments.cli).

@@ -10,7 +10,7 @@ import typer
 
 from tournaments.cli.common import QuickHelp, console, fail, user_errors
 from tournaments.config.paths import file_target_problem
-from tournaments.markup import NAME_CHARS, shown
+from tournaments.hosting.markup import NAME_CHARS, shown
 
 # The engines that re-run a replay and the viewer's templates (Jinja) are
 # imported by the commands that use them, not at every start of famiglia.
@@ -184,7 +184,7 @@ def view(
 ) -> None:
     """Write the replay as a web page to watch move by move (one more page per seat's view)."""
     from referee.replay import read_replay
-    from tournaments.viewer import write_viewer
+    from tournaments.hosting.viewer import write_viewer
 
     if file.is_dir():  # "", "." or "/": no name to put .html on
         fail(f"{file}: is a folder; give a replay file in it")

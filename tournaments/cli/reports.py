@@ -12,7 +12,7 @@ import typer
 
 from tournaments.cli.common import console, err_console, fail, print_json, user_errors
 from tournaments.config.paths import file_target_problem, folder_problem
-from tournaments.markup import NAME_CHARS, shown
+from tournaments.hosting.markup import NAME_CHARS, shown
 
 # What reads and draws the results (the ratings fit with numpy and scipy, the
 # page's templates with Jinja) is imported by the commands that use it, not at

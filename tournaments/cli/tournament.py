@@ -15,7 +15,7 @@ from tournaments.cli.live import play_with_display
 from tournaments.cli.options import Concurrency, Workers, check_counts, check_scheduler_option
 from tournaments.cli.reports import not_a_store, print_standings
 from tournaments.config.paths import folder_problem
-from tournaments.markup import shown
+from tournaments.hosting.markup import shown
 
 # The library behind these commands (the referee and Trio, the executors, the
 # ratings with numpy) is imported in the functions that run them, not at every
@@ -191,8 +191,7 @@ def demo(
     """Run a small built-in tournament of the sample bots and print the standings."""
     from referee.private import make_private_dirs
     from tournaments.config.tournament import load_tournament
-    from tournaments.hosting.storage import database_files
-    from tournaments.store import hold_store
+    from tournaments.hosting.storage import database_files, hold_store
 
     with user_errors():
         check_counts(None, workers)

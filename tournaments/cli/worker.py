@@ -146,7 +146,7 @@ def start(
         fail(f"{scheduler}: {problem}")
     if nworkers is not None and (problem := count_problem(nworkers, low=1, high=MAX_WORKERS, what="processes")):
         fail(f"--nworkers {nworkers}: {problem}")
-    from tournaments.executors.dask_cluster import clear_text_warning, tls_only_address
+    from tournaments.hosting.executors.dask_cluster import clear_text_warning, tls_only_address
 
     tls = _tls_arguments(scheduler, tls_ca_file, tls_cert, tls_key)
 
@@ -175,7 +175,7 @@ def wheel(
     out: Annotated[Path, typer.Option(help="the folder to write the wheel into", file_okay=False)] = Path("dist"),
 ) -> None:
     """Write a wheel of this machine's famiglia, to install on each worker machine."""
-    from tournaments.executors.installed import installed_famiglia, write_wheel
+    from tournaments.hosting.executors.installed import installed_famiglia, write_wheel
 
     with user_errors():
         path = write_wheel(out)

@@ -15,7 +15,12 @@ import msgspec
 
 from referee.settings import BotLimits
 from tournaments.config.tournament import TournamentConfig
-from tournaments.schedule import games_per_entrant, head_to_head_deals, tables_for_games_per_entrant, williams_design
+from tournaments.hosting.schedule import (
+    games_per_entrant,
+    head_to_head_deals,
+    tables_for_games_per_entrant,
+    williams_design,
+)
 
 __all__ = ["config_notes"]
 

@@ -82,7 +82,7 @@ from tournaments.config.sections import (
     TimeSection,
 )
 from tournaments.config.spellings import MOVED, WORD_SECTIONS, first_name, upgrade
-from tournaments.schedule import tables_for_games_per_entrant, williams_design
+from tournaments.hosting.schedule import tables_for_games_per_entrant, williams_design
 
 __all__ = [
     "ConfigProblems",

@@ -1,11 +1,19 @@
 """The hosting floor: what any competition on the referee uses; the ladder imports only this floor.
 
 - ``storage``: one SQLite file made the host's alone (0600), in WAL mode with a busy
-  timeout, tightened again when opened up, and the one ``Transaction`` (BEGIN
-  IMMEDIATE ... COMMIT, ROLLBACK on error). Under the tournament's results store
+  timeout, tightened again when opened up, the one ``Transaction`` (BEGIN
+  IMMEDIATE ... COMMIT, ROLLBACK on error), and ``hold_store``, the lock that lets
+  one process at a time write it. Under the tournament's results store
   (``tournaments.store``) and the ladder's store (``ladder.store``).
 - ``faults``: which exceptions stop a run and which leave a game to be played again
   later: the one classification every executor and the ladder's players use.
+- ``executors``: what plays the games: in this process, in worker processes, on a
+  Dask cluster.
+- ``schedule``: tables, Williams seatings and deal seeds, pure functions of a seed.
+- ``ratings``: live OpenSkill ratings and the final Plackett-Luce fit with intervals.
+- ``sprt``: the sequential test that stops a head-to-head once it decides.
+- ``viewer``: the self-contained HTML page that replays one game.
+- ``markup``: text a bot controls, as Rich markup that prints it literally.
 
 A tournament is one competition on this floor, the ladder another; neither keeps a copy of it.
 """

@@ -28,7 +28,7 @@ from referee.bots import BotBuildFailed, BotSpecError
 from referee.games import UnknownGame
 from referee.games.base import UnknownVariant
 from referee.sandbox import SandboxUnavailable
-from tournaments.executors.installed import WrongFamiglia
+from tournaments.hosting.executors.installed import WrongFamiglia
 from tournaments.hosting.storage import StorageError
 
 __all__ = [

@@ -27,7 +27,7 @@ from referee.channel import InProcessSeat
 from referee.errors import BotResigned
 from referee.games import get_rules
 from referee.games.screen import GameScreen, IllegalEntry
-from tournaments.markup import NAME_CHARS, shown
+from tournaments.hosting.markup import NAME_CHARS, shown
 
 __all__ = ["HumanSeat", "Resign"]
 

@@ -23,7 +23,7 @@ import msgspec
 
 from referee.bots import BotSpec
 from tournaments.config.tournament import TournamentConfig, flat_settings
-from tournaments.schedule import (
+from tournaments.hosting.schedule import (
     ScheduledGame,
     deal_seed,
     duplicate_pairs,

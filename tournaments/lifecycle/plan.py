@@ -8,7 +8,7 @@ import secrets
 import msgspec
 
 from tournaments.config.tournament import TournamentConfig
-from tournaments.schedule import (
+from tournaments.hosting.schedule import (
     HeadToHeadPair,
     ScheduledGame,
     deal_seed,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from tournaments.ratings import SeatOffsets, Standing
+from tournaments.hosting.ratings import SeatOffsets, Standing
 from tournaments.report.figures import RatingHistory, ThinkingTimes
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from tournaments.ratings import LiveRatings, RatedGame
+from tournaments.hosting.ratings import LiveRatings, RatedGame
 from tournaments.store import Store
 
 __all__ = ["MAX_HISTORY_POINTS", "RatingHistory", "ThinkingTimes", "rating_history", "thinking_times"]

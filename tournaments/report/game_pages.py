@@ -22,13 +22,13 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
 
-import tournaments.viewer as viewer_package
+import tournaments.hosting.viewer as viewer_package
 from referee.games import get_rules
 from referee.replay import ReplayError, read_header
+from tournaments.hosting.viewer.page import ASSETS, write_assets
 from tournaments.report.page import GameLinks, replay_href
 from tournaments.report.standings import GameRow
 from tournaments.report.viewer_jobs import write_game, write_games
-from tournaments.viewer.page import ASSETS, write_assets
 
 __all__ = ["PARALLEL_FROM", "game_links", "pages_folder"]
 

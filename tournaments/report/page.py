@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from tournaments.hosting.sprt import elo_estimate_words
+from tournaments.hosting.viewer.templating import environment, package_text
 from tournaments.report.charts import (
     forest_plot,
     rating_history_chart,
@@ -28,8 +30,6 @@ from tournaments.report.charts import (
 from tournaments.report.figures import RatingHistory, ThinkingTimes
 from tournaments.report.standings import Crosstable, GameRow, Standings, head_to_head_verdict
 from tournaments.report.status import games_words
-from tournaments.sprt import elo_estimate_words
-from tournaments.viewer.templating import environment, package_text
 
 __all__ = ["MAX_GAME_ROWS", "GameLinks", "render_report", "replay_href"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 
 from referee.replay import replay_mismatch
-from tournaments.ratings import (
+from tournaments.hosting.ratings import (
     LosMatrix,
     RatedGame,
     SeatOffsets,
@@ -16,8 +16,8 @@ from tournaments.ratings import (
     likelihood_of_superiority,
     summarise,
 )
-from tournaments.schedule import head_to_head_deals, williams_design
-from tournaments.sprt import Sprt, SprtStatus, pair_score
+from tournaments.hosting.schedule import head_to_head_deals, williams_design
+from tournaments.hosting.sprt import Sprt, SprtStatus, pair_score
 from tournaments.store import FinishedGame, Store
 
 __all__ = [
@@ -158,7 +158,7 @@ def head_to_head_test(store: Store) -> tuple[Sprt, int] | None:
     a, b = names.index(config.format.a), names.index(config.format.b)
     by_index = {game.game: game for game in store.finished()}
     fmt = config.format
-    # The budget is the pairs the schedule holds: max_games rounded down to whole deals (tournaments.schedule).
+    # The budget is the pairs the schedule holds: max_games rounded down to whole deals (tournaments.hosting.schedule).
     k = fmt.table_sizes[0]
     budget = head_to_head_deals(fmt.max_games, k) * len(williams_design(k))
     test = Sprt(fmt.elo0, fmt.elo1, fmt.alpha, fmt.beta, max_pairs=budget)

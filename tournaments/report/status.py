@@ -10,8 +10,8 @@ a decided test as unfinished.
 
 from __future__ import annotations
 
+from tournaments.hosting.sprt import elo_estimate_words
 from tournaments.report.standings import Standings, head_to_head_status, head_to_head_verdict, standings
-from tournaments.sprt import elo_estimate_words
 from tournaments.store import Store
 
 __all__ = ["games_words", "has_games_left", "more_games_hint", "state_line", "stopped_test"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tournaments.viewer import NotAReplay, NoViewer, write_viewer
-from tournaments.viewer.page import ASSETS
+from tournaments.hosting.viewer import NotAReplay, NoViewer, write_viewer
+from tournaments.hosting.viewer.page import ASSETS
 
 __all__ = ["write_game", "write_games"]
 

@@ -297,7 +297,7 @@ def test_an_endless_file_given_as_a_replay_is_refused_past_the_bound(
     # /dev/zero has no end: every replay command read it whole into memory. The bound is 256 MiB;
     # here it is 1 MiB, so that the test reads no more than that of it.
     monkeypatch.setattr("referee.replay.MAX_REPLAY_BYTES", 1 << 20)
-    monkeypatch.setattr("tournaments.viewer.reading.MAX_REPLAY_BYTES", 1 << 20)
+    monkeypatch.setattr("tournaments.hosting.viewer.reading.MAX_REPLAY_BYTES", 1 << 20)
     extra = ["--out", str(tmp_path / "zero.html")] if command[-1] == "view" else []
     result = runner.invoke(app, [*command, "/dev/zero", *extra])
     assert result.exit_code != 0

@@ -219,7 +219,7 @@ def test_the_human_seat_shows_the_bots_name_on_every_screen_without_obeying_it(t
 
 def test_shown_text_prints_markup_and_emoji_codes_as_they_were_written(capsys: pytest.CaptureFixture[str]) -> None:
     from tournaments.cli.common import console
-    from tournaments.markup import shown
+    from tournaments.hosting.markup import shown
 
     text = ":skull: [link=https://evil.example]x[/link] [bold]b[/] a\\[red] and a last backslash\\"
     console.print(f"[green]seat[/] {shown(text)}", highlight=False)

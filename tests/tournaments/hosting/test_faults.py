@@ -14,8 +14,8 @@ from referee.games import UnknownGame
 from referee.games.base import UnknownVariant
 from referee.pinning import BotChangedDuringRun
 from referee.sandbox import SandboxUnavailable
-from tournaments.executors.base import GameFailed, harness_failure
-from tournaments.executors.installed import WrongFamiglia
+from tournaments.hosting.executors.base import GameFailed, harness_failure
+from tournaments.hosting.executors.installed import WrongFamiglia
 from tournaments.hosting.faults import (
     CLUSTER_LOST,
     MACHINE_FAULTS,
@@ -23,9 +23,9 @@ from tournaments.hosting.faults import (
     played_again_later,
     stops_the_run,
 )
-from tournaments.hosting.storage import StorageError
-from tournaments.schedule import ScheduledGame
-from tournaments.store import BotChanged, StoreBusy, StoreError
+from tournaments.hosting.schedule import ScheduledGame
+from tournaments.hosting.storage import StorageError, StoreBusy
+from tournaments.store import BotChanged, StoreError
 
 E = TypeVar("E", bound=BaseException)
 
@@ -37,7 +37,7 @@ def made(kind: type[E]) -> E:
     return kind.__new__(kind)
 
 
-# What tournaments/executors/base.py's STOPS_THE_RUN held, with subclasses the run met.
+# What tournaments/hosting/executors/base.py's STOPS_THE_RUN held, with subclasses the run met.
 STOPPING = [
     OSError, FileNotFoundError, PermissionError, TimeoutError, MemoryError,
     StorageError, StoreError, StoreBusy, BotChanged,

@@ -19,11 +19,11 @@ from tests.tournaments.store_feeder import Instant
 from tests.tournaments.test_runner import _finished_rows, _wait_while_running, own_passer
 from tournaments.cli import app
 from tournaments.config.tournament import TournamentConfig, load_tournament
+from tournaments.hosting.schedule import ScheduledGame, seat_counts
 from tournaments.lifecycle.growth import GrowthRefused
 from tournaments.lifecycle.opening import open_tournament
 from tournaments.lifecycle.plan import build_schedule
 from tournaments.runner import run_pending, run_tournament
-from tournaments.schedule import ScheduledGame, seat_counts
 from tournaments.store import Store, StoreError
 
 HEAD = '[tournament]\ngame = "vendetta"\ntable_size = 3\nseed = 7\n'

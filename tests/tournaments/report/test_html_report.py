@@ -8,13 +8,13 @@ from pathlib import Path
 
 import msgspec
 
-from tournaments.ratings import LosMatrix, SeatOffsets, Standing
+from tournaments.hosting.ratings import LosMatrix, SeatOffsets, Standing
+from tournaments.hosting.sprt import Decision, SprtStatus
+from tournaments.hosting.viewer.templating import package_text
 from tournaments.report.charts import ENTRANT_COLOURS, SEAT_BAR, rating_history_chart, seat_advantage_chart
 from tournaments.report.figures import RatingHistory, ThinkingTimes
 from tournaments.report.page import MAX_GAME_ROWS, GameLinks, render_report
 from tournaments.report.standings import Crosstable, GameRow, Standings
-from tournaments.sprt import Decision, SprtStatus
-from tournaments.viewer.templating import package_text
 
 HOSTILE = '<script>alert("x")</script>'
 VOID = {"meta", "br", "img", "link", "input", "hr"}
