@@ -59,9 +59,9 @@ from tournament import ENTRANTS, make_config
 from protocol.messages import Result
 from referee.match import MatchRecord, SeatTiming
 from tournaments.config.tournament import TournamentConfig
-from tournaments.hosting.executors.base import Executor, GameDone
+from tournaments.hosting.executors.base import Executor
 from tournaments.hosting.executors.dask import GAMES_PER_TASK, DaskExecutor
-from tournaments.hosting.executors.dask_worker import DaskAnswer, encode_answers
+from tournaments.hosting.executors.dask_worker import DaskAnswer, DaskGame, decode_games, encode_answers
 from tournaments.hosting.executors.processes import ProcessExecutor
 from tournaments.hosting.schedule import ScheduledGame
 from tournaments.lifecycle.plan import build_schedule
@@ -93,23 +93,23 @@ def play(label: str, config: TournamentConfig, folder: Path, executor: Executor)
     return rate
 
 
-def synthetic_games(plugin: str, games: list[ScheduledGame]) -> bytes:
+def synthetic_games(plugin: str, request: bytes) -> bytes:
     """A Dask task that returns its games finished at once: what a host receives from very fast bots."""
-    return encode_answers([synthetic_answer(game) for game in games])
+    return encode_answers([synthetic_answer(game) for game in decode_games(request)])
 
 
-def synthetic_answer(game: ScheduledGame) -> DaskAnswer:
-    seats = len(game.seating)
+def synthetic_answer(game: DaskGame) -> DaskAnswer:
+    seats = len(game.seats)
     record = MatchRecord(
-        match=f"synthetic#{game.index}", game="vendetta", seed=game.seed, variants={},
-        names=[f"p{i}" for i in range(seats)],
+        match=game.spec.match, game="vendetta", seed=game.spec.seed, variants={},
+        names=[seat.name for seat in game.seats],
         result=Result(ranks=list(range(1, seats + 1)), scores=[10 * (seats - i) for i in range(seats)],
                       winners=[0], forfeited=[], ended_by="round_limit"),
         timings=[SeatTiming(decisions=40, total_ms=12.0, max_ms=1.0, bank_left_ms=0.0) for _ in range(seats)],
-        seconds=0.05, replay=f"/scratch/game-{game.index:06d}.jsonl",
+        seconds=0.05, replay=f"/scratch/{game.replay}",
     )  # fmt: skip
     replay = (b'{"type":"action","seat":0,"request":1,"action":{}}\n' * 400)[:SYNTHETIC_REPLAY_BYTES]
-    return DaskAnswer(outcome=GameDone(game=game, record=record), files={f"game-{game.index:06d}.jsonl": replay})
+    return DaskAnswer(record=record, files={} if game.replay is None else {game.replay: replay})
 
 
 @contextlib.contextmanager
@@ -156,7 +156,7 @@ def host_ceiling(games: int, folder: Path, games_per_task: int) -> float:
     store = Store(folder / "ceiling.sqlite")
     store.begin(config, build_schedule(config))
     with separate_cluster(workers=2, threads=4) as address:
-        executor = DaskExecutor(address, task=synthetic_games, games_per_task=games_per_task)
+        executor = DaskExecutor(address, concurrency=256, task=synthetic_games, games_per_task=games_per_task)
         began = time.perf_counter()
         played = trio.run(
             lambda: run_pending(config, store, concurrency=256, on_result=lambda g, r: None, executor=executor)
@@ -195,8 +195,11 @@ def main() -> None:
         ) as cluster:
             # Alternating, so a change in the machine's load falls on both; the medians are compared.
             for round_ in range(args.rounds):
-                locals_.append(play(f"local-2w-{round_}", config, folder, ProcessExecutor(2)))
-                dask_executor = DaskExecutor(cluster.scheduler_address, games_per_task=args.games_per_task)
+                concurrency = config.executor.concurrency
+                locals_.append(play(f"local-2w-{round_}", config, folder, ProcessExecutor(2, concurrency)))
+                dask_executor = DaskExecutor(
+                    cluster.scheduler_address, concurrency=concurrency, games_per_task=args.games_per_task
+                )
                 dasks.append(play(f"dask-2w-{round_}", config, folder, dask_executor))
         local, dask = statistics.median(locals_), statistics.median(dasks)
         ingest = host_ceiling(args.synthetic, folder, args.games_per_task)

@@ -14,11 +14,11 @@ this machine's disk.
 
 In the same run, alternating ``--rounds`` times (default 3), medians compared:
 
-- **per game** (the baseline): the same executor and ratings with the store as
-  it was written before issue 30: each outcome written in a transaction of its
-  own, from a worker thread, one at a time (``Store.record`` behind a lock), the
-  executor waiting for its commit;
-- **grouped**: ``run_pending`` as it is (``tournaments.runner.Recorder``);
+- **per game** (the baseline): the same finished games and ratings with the
+  store as it was written before issue 30: each outcome written in a
+  transaction of its own, from a worker thread, one at a time (``Store.record``
+  behind a lock), each feeder waiting for its commit;
+- **grouped**: ``run_pending`` as it is (``tournaments.runner.StoreWriter``);
 - **raw insert** (informative, the floor of this schema): the same rows,
   already made, inserted with ``executemany`` in one transaction, no Trio, no
   ratings.
@@ -33,7 +33,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 # Run from a checkout without installing: the repository root holds the packages.
@@ -46,9 +47,9 @@ from machine import load_average
 from tournament import make_config
 
 from protocol.messages import Result, Termination
-from referee.match import MatchRecord, SeatTiming
+from referee.match import MatchRecord, MatchSpec, SeatTiming
 from tournaments.config.tournament import TournamentConfig
-from tournaments.hosting.executors.base import GameDone, Report, TournamentWork
+from tournaments.hosting.executors.base import Competition, Seat
 from tournaments.hosting.ratings import LiveRatings, RatedGame
 from tournaments.hosting.schedule import ScheduledGame
 from tournaments.lifecycle.plan import build_schedule
@@ -74,45 +75,43 @@ def finished(game: ScheduledGame) -> MatchRecord:
 
 
 class Instant:
-    """An executor whose games are finished as soon as they are handed out: ``feeders`` report at once."""
+    """An executor whose games are finished as soon as they are handed out, ``feeders`` at once."""
 
     def __init__(self, records: dict[int, MatchRecord], feeders: int) -> None:
         self.records = records
-        self.feeders = feeders
+        self.slots = trio.CapacityLimiter(feeders)
 
-    async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
-        async def feeder(mine: trio.MemoryReceiveChannel[ScheduledGame]) -> None:
-            async with mine:
-                async for game in mine:
-                    await report(GameDone(game=game, record=self.records[game.index]))
+    @asynccontextmanager
+    async def open(self, competition: Competition) -> AsyncIterator[None]:
+        yield
 
-        async with games, trio.open_nursery() as nursery:
-            for _ in range(self.feeders):
-                nursery.start_soon(feeder, games.clone())
+    async def ready(self) -> None:
+        return
+
+    async def play(self, spec: MatchSpec, seats: Sequence[Seat], replay: Path | None) -> MatchRecord:
+        return self.records[int(spec.match.rsplit("#", 1)[1])]  # a tournament's match id ends with the game's index
+
+    def keep(self, archives: Collection[Path]) -> None:
+        return
 
 
-class PerGame:
-    """The baseline executor wrapper: each outcome in its own transaction before the executor goes on.
+async def per_game(
+    store: Store, records: dict[int, MatchRecord], feeders: int, on_result: Callable[[ScheduledGame, MatchRecord], None]
+) -> None:
+    """The baseline: what ``run_pending`` did before issue 30, each outcome in its own transaction before its
+    feeder goes on (``Store.record`` in a worker thread behind a lock)."""
+    games = iter(store.pending())
+    lock = trio.Lock()
 
-    What ``run_pending`` did before issue 30: ``Store.record`` in a worker
-    thread behind a lock, awaited by the executor's ``report``.
-    """
-
-    def __init__(self, inner: Instant, store: Store, on_result: Callable[[ScheduledGame, MatchRecord], None]) -> None:
-        self.inner = inner
-        self.store = store
-        self.on_result = on_result
-
-    async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
-        lock = trio.Lock()
-
-        async def one_at_a_time(outcome: object) -> None:
-            assert isinstance(outcome, GameDone)
+    async def feeder() -> None:
+        for game in games:
             async with lock:
-                await trio.to_thread.run_sync(self.store.record, outcome.game, outcome.record)
-            self.on_result(outcome.game, outcome.record)
+                await trio.to_thread.run_sync(store.record, game, records[game.index])
+            on_result(game, records[game.index])
 
-        await self.inner.run(work, games, one_at_a_time)
+    async with trio.open_nursery() as nursery:
+        for _ in range(feeders):
+            nursery.start_soon(feeder)
 
 
 def new_store(config: TournamentConfig, folder: Path, label: str) -> Store:
@@ -142,11 +141,9 @@ def timed_run(config: TournamentConfig, folder: Path, label: str, feeders: int) 
             return await run_pending(config, store, concurrency=feeders, on_result=rate, executor=instant)
 
     else:
-        baseline = PerGame(instant, store, rate)
 
         async def play() -> int:
-            # on_result is the baseline's own (after each commit, as before); the runner's hears nothing.
-            await run_pending(config, store, concurrency=feeders, on_result=lambda g, r: None, executor=baseline)
+            await per_game(store, records, feeders, rate)
             return len(records)
 
     began, cpu = time.perf_counter(), time.process_time()

@@ -1,6 +1,8 @@
 """The ladder: a server that takes bot submissions, plays them continuously and shows the standings.
 
-The floor above ``tournaments``: it plays its games with the referee and
-rates them with the tournaments' ratings, and adds a store of its own
-(entrants, versions, games), submission intake, a match loop and a web app.
+It stands on the tournaments' hosting floor (``tournaments.hosting``): its
+games are played by the same executors as a tournament's (in this process or
+on a Dask cluster), rated with the same ratings, stored with the same SQLite
+helper. It adds a store of its own (entrants, versions, games), submission
+intake, a match loop and a web app.
 """

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 __all__ = ["app"]
 
+_RETRY_S = 5.0
+"""How often a served ladder tries to reach a lost Dask scheduler again (the web pages are served meanwhile)."""
+
 app = typer.Typer(
     help="Host a competition: a server that takes bot submissions and plays them without end.",
     no_args_is_help=True,
@@ -116,16 +119,19 @@ def serve_command(
     import trio
 
     from ladder.config import LadderPaths, load_ladder
-    from ladder.player_choice import choose_player
     from ladder.serve import check_address, serve_ladder
-    from tournaments.cli.options import check_scheduler_option
+    from tournaments.hosting.executors.choice import check_scheduler, executor_for
 
     with user_errors():
         config = load_ladder(ladder)
         check_address(host, port)
         paths = LadderPaths.beside(ladder)
-        check_scheduler_option(scheduler, executor or config.executor)
-        player = choose_player(config, paths, executor or config.executor, scheduler or config.scheduler)
+        check_scheduler(scheduler, executor or config.executor)
+        # A Dask scheduler is reached now, before the server starts; once it plays, a lost one is waited for.
+        chosen = executor_for(
+            executor or config.executor, concurrency=config.concurrency, scheduler=scheduler or config.scheduler,
+            file_section="[ladder]", retry_s=_RETRY_S,
+        )  # fmt: skip
 
     def announce(line: str) -> None:
         console.print(shown(line), highlight=False, soft_wrap=True)
@@ -133,7 +139,7 @@ def serve_command(
     with exit_on_interrupt("stopped: games in play are played again at the next start"), user_errors():
         played = trio.run(
             lambda: serve_ladder(
-                config, paths, host=host, port=port, stop_after=stop_after, announce=announce, player=player
+                config, paths, host=host, port=port, stop_after=stop_after, announce=announce, executor=chosen
             )
         )
     console.print(f"stopped after {played} games", highlight=False)

@@ -6,8 +6,8 @@ replays removed) and are played again; submissions that were queued or being
 checked are checked again. Then one task checks submissions, one at a time,
 and ``concurrency`` tasks play games: each takes the oldest pending game, or
 deals a new table (``ladder.matchmaking``) when none is pending, and hands it
-to the game player (``ladder.players``: in this process, or on a Dask
-cluster), then records what came back.
+to the executor (``tournaments.hosting.executors``, as a tournament does: in
+this process, or on a Dask cluster), then records what came back.
 
 Everything that touches the store runs on the Trio thread, between awaits, so
 each store call is whole and no two interleave.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import random
 import sqlite3
 import traceback
@@ -27,23 +28,30 @@ import trio
 
 from ladder.config import LadderConfig, LadderPaths
 from ladder.fixed_keys import keep_fixed_keys
-from ladder.intake import Verdict, check_submission, ready_bot
+from ladder.intake import Verdict, check_submission, ready_bot, upload_path
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
-from ladder.players import GamePlayer, LocalPlayer, NotPlayed, RefereeFailed, Seat
 from ladder.store import EntrantRow, LadderStore
 from ladder.views import FitStanding, fit_standings
-from protocol.untrusted import bounded, terminal_text
+from protocol.untrusted import terminal_text
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.match import MatchSpec
 from referee.private import make_private_dirs
 from referee.settings import RefereeSettings
 from tournaments.config.sections import referee_settings
-from tournaments.hosting.faults import MACHINE_FAULTS
+from tournaments.hosting.executors.base import Competition, Executor, Seat
+from tournaments.hosting.executors.inprocess import InProcessExecutor
+from tournaments.hosting.faults import MACHINE_FAULTS, NotPlayed, RefereeFailed, failure_of
 
-__all__ = ["Fit", "Ladder"]
+__all__ = ["Fit", "Ladder", "competition_name"]
 
 _IDLE_S = 0.5
 """How long a player waits before looking again when there is nothing to play (too few active versions)."""
+
+
+def competition_name(db: Path) -> str:
+    """What names a ladder's work on a cluster: the same at every start of that ladder, so a restart
+    replaces what the last run registered instead of leaving it on the scheduler."""
+    return "famiglia-ladder-" + hashlib.sha256(str(db.resolve()).encode()).hexdigest()[:12]
 
 
 class Fit(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,7 +71,7 @@ class Ladder:
         paths: LadderPaths,
         *,
         stop_after: int | None = None,
-        player: GamePlayer | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.config = config
         self.paths = paths
@@ -74,8 +82,8 @@ class Ladder:
             self.store.close()
             raise
         self.settings: RefereeSettings = referee_settings(config.time, config.sandbox, config.illegal_action)
-        self.player: GamePlayer = player if player is not None else LocalPlayer(self.settings)
-        """Who plays each game: in this process, or on a Dask cluster (``ladder.dask_player``)."""
+        self.executor: Executor = executor if executor is not None else InProcessExecutor(config.concurrency)
+        """Who plays each game: in this process, or on a Dask cluster (``tournaments.hosting.executors.choice``)."""
         self.bots: dict[int, BotSpec] = {}
         """Ready-to-start bots of the active versions, by version id."""
         self.played = 0
@@ -119,10 +127,18 @@ class Ladder:
                 for old in [v for v in self.bots if self.store.version(v).state != "active"]:
                     del self.bots[old]
                 self.bots[version_id] = spec
-                self.player.keep({self.store.version(v).digest for v in self.bots})
+                self.executor.keep({self.upload(v) for v in self.bots})
                 self._changed.set()
 
     # --- games ---------------------------------------------------------------------
+
+    def upload(self, version: int) -> Path:
+        """The version's upload: its bot's folder packed, which an executor that plays elsewhere ships."""
+        return upload_path(self.paths.uploads, self.store.version(version).digest)
+
+    def competition(self) -> Competition:
+        """What every game of the ladder shares, for its executor: each game's bots started for it."""
+        return Competition(name=competition_name(self.paths.db), settings=self.settings, warm=False)
 
     def replay_path(self, game: int) -> Path:
         return self.paths.replays / f"game-{game:06d}.jsonl"
@@ -186,7 +202,7 @@ class Ladder:
     async def _player(self, done: trio.CancelScope) -> None:
         while True:
             # While the cluster is away, games stay pending (shown so) instead of running nowhere.
-            await self.player.ready()
+            await self.executor.ready()
             started = self.next_game()
             if started is None:
                 with trio.move_on_after(_IDLE_S):
@@ -203,9 +219,9 @@ class Ladder:
         """Play ``game`` and record it; False when it went back to pending, unplayed (its cluster went away)."""
         spec = MatchSpec(game=self.config.game, seed=seed, variants=self.config.variants, match=f"ladder-{game}")
         replay = self.replay_path(game)
-        seats = [Seat(version=v, digest=self.store.version(v).digest, bot=self.bots[v]) for v in seating]
+        seats = [Seat(bot=self.bots[v], archive=self.upload(v)) for v in seating]
         try:
-            record = await self.player.play(spec, seats, replay)
+            record = await self.executor.play(spec, seats, replay)
         except NotPlayed:
             self._clear_attempt(game)
             self.store.put_back(game)
@@ -213,10 +229,10 @@ class Ladder:
         except MACHINE_FAULTS:
             raise  # the machine's fault, not the game's: stop, and the restart plays it again
         except RefereeFailed as exc:  # the harness failed it on a worker: its line, recorded as is
-            self.store.fail(game, bounded(str(exc), 300))
+            self.store.fail(game, exc.error)
             return True
         except Exception as exc:  # noqa: BLE001  # an unexpected error costs this game only, recorded with it
-            self.store.fail(game, bounded(f"{type(exc).__name__}: {exc}", 300))
+            self.store.fail(game, failure_of(exc).error)
             traceback.print_exc()
             return True
         self.store.finish(game, record)
@@ -266,10 +282,11 @@ class Ladder:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Restore, then check submissions and play games until cancelled (or ``stop_after`` games)."""
         await self._restore()
-        task_status.started()
         with trio.CancelScope() as done:
             try:
-                async with trio.open_nursery() as nursery:
+                # Every game in play, and its bots, stopped when the executor's block ends.
+                async with self.executor.open(self.competition()), trio.open_nursery() as nursery:
+                    task_status.started()
                     nursery.start_soon(self._check_submissions)
                     nursery.start_soon(self._refitter)
                     for _ in range(self.config.concurrency):

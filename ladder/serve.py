@@ -26,9 +26,9 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from ladder.config import LadderConfig, LadderPaths
 from ladder.loop import Ladder
-from ladder.players import GamePlayer
 from ladder.web.app import make_app
 from ladder.webhooks import deliver_webhooks
+from tournaments.hosting.executors.base import Executor
 from tournaments.hosting.storage import hold_store
 
 __all__ = ["check_address", "serve_ladder"]
@@ -76,15 +76,16 @@ async def serve_ladder(
     port: int,
     stop_after: int | None = None,
     announce: Callable[[str], None] = print,
-    player: GamePlayer | None = None,
+    executor: Executor | None = None,
 ) -> int:
     """Serve until cancelled (Ctrl-C) or, with ``stop_after``, until that many games were played; games played.
 
-    ``player``: who plays the games (``ladder.player_choice.choose_player``); default: this process.
+    ``executor``: who plays the games (``tournaments.hosting.executors.choice.executor_for``); default: this
+    process. It is opened and closed with the match loop.
     """
     lock = hold_store(paths.db)
     try:
-        ladder = Ladder(config, paths, stop_after=stop_after, player=player)
+        ladder = Ladder(config, paths, stop_after=stop_after, executor=executor)
         web = Config()
         web.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         web.accesslog = None
@@ -101,12 +102,7 @@ async def serve_ladder(
                 announce(f"serving {config.name!r} on {bind}")
         return ladder.played
     finally:
-        try:
-            if player is not None:
-                with trio.CancelScope(shield=True):
-                    await player.close()
-        finally:
-            lock.release()
+        lock.release()
 
 
 async def _stop_on_signals(scope: trio.CancelScope, announce: Callable[[str], None]) -> None:

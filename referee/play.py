@@ -1,8 +1,8 @@
 """Play one match between bot programs: seat them, referee, give the seats back.
 
 ``play_match`` is the one place a match is assembled: ``famiglia play`` calls
-it, and so does every tournament executor (through
-``tournaments.playing.play_scheduled``). Every bot process is owned by a seat
+it, and so does every executor (``tournaments.hosting.executors``), wherever
+it plays a tournament's or a ladder's game. Every bot process is owned by a seat
 source (``referee.seats``): when the match returns or raises (Ctrl-C
 included), a cold seat's bot and its process group are gone, and a warm one
 is back in its pool or closed.

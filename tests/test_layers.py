@@ -32,8 +32,6 @@ LADDER_MAY_IMPORT_FOR_NOW = (
     # tournaments/hosting/ next, and leave this list then.
     "tournaments.checkbot",
     "tournaments.config.sections",
-    # The check of --scheduler, until the executors' one choice (hosting.executors.choice) holds it.
-    "tournaments.cli.options",
 )
 """Modules (a package with everything under it) off the floor that the ladder still imports."""
 

@@ -4,23 +4,24 @@
 calls): it stores the schedule (or finds it, on a resume), plays what is left
 with the chosen executor, stops a head-to-head test once it decides, and tells
 ``on_progress`` what happens. ``run_pending`` is its core: it reads the pending
-games, hands them to the executor, and writes the outcomes in this process
-alone, through its ``Recorder``.
+games, hands each to the executor (``tournaments.hosting.executors``: one
+``play`` per game, as many at once as the executor has ``slots``), and writes
+the outcomes in this process alone, through its ``StoreWriter``.
 
-The recorder writes a run's outcomes to its store in groups, from a thread, as
+The writer writes a run's outcomes to its store in groups, from a thread, as
 fast as they come. One transaction per game made the store the ceiling of a
 machine of fast bots: each commit and each hand-over to a writer thread costs
-more than the rows of a game. ``Recorder`` takes outcomes on a bounded queue
+more than the rows of a game. ``StoreWriter`` takes outcomes on a bounded queue
 and one writer task writes every outcome waiting when it is free in one
 transaction (``Store.record_batch``), so the slower the disk, the larger the
 groups.
 
-What a crash costs: an outcome is acknowledged to its executor once it is
-queued, not once it is committed. A run killed with outcomes still queued
-leaves those games without a result row, and the next run plays them again;
-a committed game is never played again (``Store.pending``). Ending on an error
-of its own (a failed worker, Ctrl-C) the run first commits what is queued: those
-games are finished and need not be played again.
+What a crash costs: a game's slot is given back once its outcome is queued,
+not once it is committed. A run killed with outcomes still queued leaves those
+games without a result row, and the next run plays them again; a committed
+game is never played again (``Store.pending``). Ending on an error of its own
+(a failed worker, Ctrl-C) the run first commits what is queued: those games
+are finished and need not be played again.
 """
 
 from __future__ import annotations
@@ -34,37 +35,25 @@ import trio
 
 from referee.match import MatchRecord
 from tournaments.config.tournament import TournamentConfig
-from tournaments.hosting.executors.base import (
-    Executor,
-    GameDone,
-    GameFailed,
-    Outcome,
-    TournamentWork,
-    WorkerFailed,
-    harness_failure,
-)
-from tournaments.hosting.executors.inprocess import InProcessExecutor
-from tournaments.hosting.executors.processes import ProcessExecutor
+from tournaments.hosting.executors.base import Competition, Executor, Seat
+from tournaments.hosting.executors.choice import local_executor
+from tournaments.hosting.faults import NotPlayed, RefereeFailed
 from tournaments.hosting.schedule import ScheduledGame
 from tournaments.hosting.sprt import Sprt, pair_score
 from tournaments.lifecycle.opening import Opened, open_tournament
 from tournaments.lifecycle.versions import pinned_bots, settle_versions
-from tournaments.playing import prepare_replays, settings_for
+from tournaments.outcomes import GameDone, GameFailed, GameOutcome, harness_failure
+from tournaments.playing import game_spec, prepare_replays, replay_path, settings_for
 from tournaments.store import Store
 
 __all__ = [
     "QUEUE",
-    "DaskUnavailable",
-    "ExecutorChoiceError",
     "GameDone",
     "GameFailed",
-    "Recorder",
     "RunStarted",
     "SequentialStop",
+    "StoreWriter",
     "WorkerFailed",
-    "executor_for",
-    "harness_failure",
-    "local_executor",
     "run_pending",
     "run_tournament",
 ]
@@ -74,65 +63,34 @@ OnFailure = Callable[[GameFailed], None]
 ShouldStop = Callable[[], bool]
 
 
-class ExecutorChoiceError(ValueError):
-    """An executor asked for in a way that cannot work (a Dask executor without a scheduler address)."""
-
-
-class DaskUnavailable(ExecutorChoiceError):
-    """The Dask executor was asked for but the dask packages are not installed."""
-
-
-def local_executor(workers: int) -> Executor:
-    """This machine's executor: in this process for one worker, else that many worker processes."""
-    return InProcessExecutor() if workers <= 1 else ProcessExecutor(workers)
-
-
-def executor_for(kind: str, *, workers: int, scheduler: str | None) -> Executor:
-    """The executor named ``kind`` (local or dask); ExecutorChoiceError for a choice that cannot work."""
-    if kind == "local":
-        return local_executor(workers)
-    if kind != "dask":
-        raise ExecutorChoiceError(f"--executor {kind!r}: choose local or dask")
-    if not scheduler:
-        raise ExecutorChoiceError(
-            "--executor dask needs the scheduler's address: --scheduler tcp://HOST:8786, "
-            'or scheduler = "tcp://HOST:8786" in [tournament.executor]'
-        )
-    try:
-        from tournaments.hosting.executors.dask import DaskExecutor
-    except ImportError:
-        raise DaskUnavailable(
-            "the dask executor needs the dask packages; install them with: pip install 'famiglia[dask]'"
-        ) from None
-    executor = DaskExecutor(scheduler)
-    executor.check_reachable()
-    return executor
+class WorkerFailed(RuntimeError):
+    """The executor cannot go on (a worker process died, a cluster was lost); the run stops, resumable."""
 
 
 QUEUE = 1024
-"""Outcomes waiting to be written before an executor must wait: the back pressure on a slow disk.
+"""Outcomes waiting to be written before a game's slot waits too: the back pressure on a slow disk.
 
 Also the most one transaction writes; a run killed loses at most this many
 finished games more than with a commit per game (they are played again).
 """
 
 
-class Recorder:
+class StoreWriter:
     """The only writer of a run's results: ``submit`` outcomes, ``run`` writes them; every game at most once."""
 
     def __init__(
-        self, store: Store, on_recorded: Callable[[Outcome], None], versions: Sequence[int] | None = None
+        self, store: Store, on_recorded: Callable[[GameOutcome], None], versions: Sequence[int] | None = None
     ) -> None:
         self.store = store
         self.on_recorded = on_recorded
         # Each entrant's bot version in this run (tournaments.lifecycle.versions), written with each of its seats.
         self.versions = versions
-        self._in, self._out = trio.open_memory_channel[Outcome](QUEUE)
+        self._in, self._out = trio.open_memory_channel[GameOutcome](QUEUE)
         self._accepted: set[int] = set()
         self._failed = False
 
-    async def submit(self, outcome: Outcome) -> None:
-        """Queue ``outcome`` (an executor's ``report``); waits while the queue is full.
+    async def submit(self, outcome: GameOutcome) -> None:
+        """Queue a game's ``outcome``; waits while the queue is full.
 
         A second outcome for a game this run has taken already is dropped (a
         game retried after its worker was lost may come back twice).
@@ -160,8 +118,8 @@ class Recorder:
             finally:
                 self._out.close()
 
-    def _waiting(self) -> list[Outcome]:
-        batch: list[Outcome] = []
+    def _waiting(self) -> list[GameOutcome]:
+        batch: list[GameOutcome] = []
         while len(batch) < QUEUE:
             try:
                 batch.append(self._out.receive_nowait())
@@ -169,7 +127,7 @@ class Recorder:
                 break
         return batch
 
-    async def _write(self, batch: list[Outcome]) -> None:
+    async def _write(self, batch: list[GameOutcome]) -> None:
         done: list[tuple[ScheduledGame, MatchRecord]] = []
         failed: list[tuple[ScheduledGame, str, str]] = []
         for outcome in batch:
@@ -203,36 +161,34 @@ async def run_pending(
 ) -> int:
     """Play every game of the store's schedule that has no result yet; how many were played.
 
-    ``executor`` plays them (default: ``local_executor(workers)``), with the
-    seat source chosen here once: warm processes when the tournament reuses
-    them, else a fresh process per game. ``should_stop`` is asked before each
-    game is handed out (a sequential test that has decided); games already
-    running finish and are recorded. A game that raised an unexpected
-    exception is recorded as a harness error (``Store.record_harness_error``,
-    then ``on_failure``) and the others go on; faults of the machine or the
-    setup (a full disk, a sandbox missing) stop the run. An outcome for a game
-    already taken in this run is ignored: every game is recorded once.
-    ``on_result`` and ``on_failure`` hear of an outcome once it is committed.
-    ``versions``: each entrant's bot version (``tournaments.lifecycle.versions``),
-    recorded with every seat it plays.
+    ``executor`` plays them (default: ``local_executor(concurrency, workers)``),
+    with the seat source chosen here once: warm processes when the tournament
+    reuses them, else a fresh process per game. ``should_stop`` is asked before
+    each game is handed out (a sequential test that has decided); games already
+    running finish and are recorded. A game that raised an unexpected exception
+    is recorded as a harness error (``Store.record_harness_error``, then
+    ``on_failure``) and the others go on; faults of the machine or the setup (a
+    full disk, a sandbox missing) stop the run, and so does a game the executor
+    could not play (``WorkerFailed``). An outcome for a game already taken in
+    this run is ignored: every game is recorded once. ``on_result`` and
+    ``on_failure`` hear of an outcome once it is committed. ``versions``: each
+    entrant's bot version (``tournaments.lifecycle.versions``), recorded with
+    every seat it plays.
     """
     pending = store.pending()
     if not pending or should_stop():
         return 0
     tournament = store.tournament_id()
     prepare_replays(config, tournament, pending)
-    work = TournamentWork(
-        config=config,
-        bots=[entrant.bot for entrant in config.entrants] if versions is None else pinned_bots(store, config, versions),
-        settings=settings_for(config),
-        tournament=tournament,
-        concurrency=max(1, concurrency),
-        warm=config.executor.reuse_processes,
+    bots = [entrant.bot for entrant in config.entrants] if versions is None else pinned_bots(store, config, versions)
+    seats = [Seat(bot=bot) for bot in bots]
+    competition = Competition(
+        name=f"famiglia-{tournament}", settings=settings_for(config), warm=config.executor.reuse_processes
     )
-    chosen = executor if executor is not None else local_executor(workers)
+    chosen = executor if executor is not None else local_executor(max(1, concurrency), workers)
     played = 0
 
-    def recorded(outcome: Outcome) -> None:
+    def recorded(outcome: GameOutcome) -> None:
         nonlocal played
         if isinstance(outcome, GameDone):
             played += 1
@@ -240,28 +196,62 @@ async def run_pending(
         else:
             on_failure(outcome)
 
-    recorder = Recorder(store, recorded, versions)
-    games_in, games_out = trio.open_memory_channel[ScheduledGame](0)
+    writer = StoreWriter(store, recorded, versions)
+    stopped: list[WorkerFailed] = []
 
-    async def feed() -> None:
-        async with games_in:
-            for game in pending:
-                if should_stop():
-                    break
-                try:
-                    await games_in.send(game)
-                except trio.BrokenResourceError:  # the executor stopped taking games
-                    break
+    async def play(game: ScheduledGame, playing: trio.CancelScope) -> None:
+        try:
+            table = [seats[entrant] for entrant in game.seating]
+            try:
+                outcome = await _outcome(chosen, config, tournament, table, game)
+            except NotPlayed as exc:
+                stopped.append(WorkerFailed(str(exc)))
+                playing.cancel()  # the first game the executor could not play stops the run
+                return
+            await writer.submit(outcome)
+        finally:
+            chosen.slots.release_on_behalf_of(game)
 
     async with trio.open_nursery() as writing:
-        writing.start_soon(recorder.run)
+        writing.start_soon(writer.run)
         try:
-            async with trio.open_nursery() as playing:
-                playing.start_soon(feed)
-                await chosen.run(work, games_out, recorder.submit)
+            async with chosen.open(competition):
+                try:
+                    await chosen.ready()
+                except NotPlayed as exc:
+                    raise WorkerFailed(str(exc)) from None
+                async with trio.open_nursery() as playing:
+                    for game in pending:
+                        # A slot first: a decided test stops handing out games, and only as many wait as can play.
+                        await chosen.slots.acquire_on_behalf_of(game)
+                        if should_stop() or stopped:
+                            chosen.slots.release_on_behalf_of(game)
+                            break
+                        playing.start_soon(play, game, playing.cancel_scope)
+            if stopped:
+                raise stopped[0]
         finally:
-            recorder.close()
+            writer.close()
     return played
+
+
+async def _outcome(
+    executor: Executor, config: TournamentConfig, tournament: str, seats: list[Seat], game: ScheduledGame
+) -> GameOutcome:
+    """What ``game`` came to, as ``executor`` played it (NotPlayed and a fault that stops the run go on)."""
+    spec = game_spec(config, tournament, game)
+    try:
+        record = await executor.play(spec, seats, replay_path(config, tournament, game))
+    except RefereeFailed as failed:  # the harness failed it where it was refereed: its words, as they are
+        return GameFailed(game=game, error=failed.error, traceback=failed.traceback)
+    except NotPlayed:
+        raise
+    except Exception as exc:
+        # A harness bug costs this game only; a fault of the machine stops the run.
+        if (failure := harness_failure(game, exc)) is None:
+            raise
+        return failure
+    return GameDone(game=game, record=record)
 
 
 class SequentialStop:
@@ -373,7 +363,7 @@ def run_tournament(
             on_result=on_result,
             should_stop=sequential.should_stop,
             on_failure=on_progress,
-            executor=executor if executor is not None else local_executor(counts.workers),
+            executor=executor if executor is not None else local_executor(counts.concurrency, counts.workers),
             versions=versions,
         )
     )

@@ -480,7 +480,7 @@ class Store:
 
         One transaction for the games that arrived together is what lets the
         store keep up with many workers: a commit costs more than the rows it
-        writes (``tournaments.runner.Recorder`` groups them). A game in the batch that
+        writes (``tournaments.runner.StoreWriter`` groups them). A game in the batch that
         is already recorded fails the whole batch, which writes nothing.
         ``versions``: the bot version of each entrant, by entrant
         (``settle_versions``); without, the seats' versions are not known (NULL).

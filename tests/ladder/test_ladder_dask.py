@@ -1,8 +1,8 @@
 """The ladder on a Dask cluster: games played on the workers, recorded on the server, faults lose nothing.
 
 A real ``LocalCluster`` of worker processes on 127.0.0.1 (quiet settings of
-the executors' tests), the ladder's loop in the test's Trio run with a
-``DaskPlayer``; the command line's refusals through the real entry point.
+the executors' tests), the ladder's loop in the test's Trio run with the
+tournaments' ``DaskExecutor``; the command line's refusals through the real entry point.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ import trio
 pytest.importorskip("distributed")
 
 from ladder.config import LadderPaths, load_ladder
-from ladder.dask_player import DaskPlayer, ladder_plugin
-from ladder.dask_worker import package_plugin
 from ladder.intake import save_upload
-from ladder.loop import Ladder
+from ladder.loop import Ladder, competition_name
 from ladder.store import new_token
 from referee.bot_folder import pack_folder
 from tests.ladder.helpers import SAMPLE_BOTS, write_ladder
 from tests.ports import free_port
 from tests.tournaments.hosting.executors.dask_settings import quiet_environment
+from tournaments.hosting.executors.dask import DaskExecutor
+from tournaments.hosting.executors.dask_worker import package_plugin
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
@@ -44,12 +44,8 @@ def new_ladder(folder: Path, scheduler: str, notices: list[str]) -> Ladder:
     path = write_ladder(folder)
     paths = LadderPaths.beside(path)
     config = load_ladder(path)
-    ladder = Ladder(config, paths)
-    ladder.player = DaskPlayer(
-        scheduler, plugin=ladder_plugin(paths.db), uploads=paths.uploads, replays=paths.replays,
-        settings=ladder.settings, retry_s=1.0, notice=notices.append,
-    )  # fmt: skip
-    return ladder
+    executor = DaskExecutor(scheduler, concurrency=config.concurrency, retry_s=1.0, notice=notices.append)
+    return Ladder(config, paths, executor=executor)
 
 
 def submit(ladder: Ladder, name: str, bot: str) -> str:
@@ -107,7 +103,7 @@ async def test_games_play_on_the_workers_and_are_recorded_here_as_versions_come_
         # A version accepted while the ladder runs is sent to the cluster and plays there too.
         digests["dan"] = submit(ladder, "dan", "greedy_py")
         await until(lambda: games_of(ladder, "dan") >= 1, "a game of the late version")
-        plugin = ladder_plugin(ladder.paths.db)
+        plugin = competition_name(ladder.paths.db)
         with Client(cluster.scheduler_address, set_as_default=False) as client:
 
             async def held() -> dict[str, list[str]]:
@@ -127,8 +123,6 @@ async def test_games_play_on_the_workers_and_are_recorded_here_as_versions_come_
             assert seen and not any(greedy in names for names in seen.values()), seen
             assert all(package_plugin(plugin, digests["ann"]) in names for names in seen.values()), seen
         nursery.cancel_scope.cancel()
-    with trio.CancelScope(shield=True):
-        await ladder.player.close()
     assert_recorded_once_with_replays(ladder)
     assert notices == []
 
@@ -165,8 +159,6 @@ async def test_a_worker_killed_mid_game_loses_nothing_and_records_nothing_twice(
             lambda: ladder.store.counts(),
         )
         nursery.cancel_scope.cancel()
-    with trio.CancelScope(shield=True):
-        await ladder.player.close()
     assert_recorded_once_with_replays(ladder)
     assert notices == [], notices  # Dask ran the game again elsewhere: the server had nothing to say
 
@@ -251,8 +243,6 @@ async def test_a_lost_scheduler_puts_the_games_back_the_pages_are_served_and_pla
             again()
             await until(lambda: counts().get("done", 0) >= done + 3, "games on the scheduler started again", counts)
             nursery.cancel_scope.cancel()
-        with trio.CancelScope(shield=True):
-            await ladder.player.close()
     assert_recorded_once_with_replays(ladder)
     lost = [line for line in notices if "lost the Dask scheduler" in line or "cannot play" in line]
     assert len(lost) == 1, notices  # said once, however long it took to come back

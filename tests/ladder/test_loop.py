@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
 def ladder_of_accepted(folder: Path, names: tuple[str, ...] = ("ann", "bob", "cat"), *, concurrency: int = 2) -> Ladder:
     """An in-process ladder of accepted versions, one per name, whose bots are never started: the test
-    deals their games itself, or stands in for the player."""
+    deals their games itself, or stands in for the executor."""
     from ladder.config import LadderPaths, load_ladder
     from ladder.loop import Ladder
     from ladder.store import new_token
@@ -37,8 +39,15 @@ def ladder_of_accepted(folder: Path, names: tuple[str, ...] = ("ann", "bob", "ca
     return ladder
 
 
-class StandInPlayer:
-    """A GamePlayer whose games only do what a test's ``play`` says."""
+class StandInExecutor:
+    """An executor whose games only do what a test's ``play`` says."""
+
+    def __init__(self) -> None:
+        self.slots = trio.CapacityLimiter(2)
+
+    @asynccontextmanager
+    async def open(self, competition: object) -> AsyncIterator[None]:
+        yield
 
     async def ready(self) -> None:
         return
@@ -46,10 +55,7 @@ class StandInPlayer:
     async def play(self, spec: object, seats: object, replay: Path) -> Any:
         raise NotImplementedError
 
-    def keep(self, digests: set[str]) -> None:
-        return
-
-    async def close(self) -> None:
+    def keep(self, archives: object) -> None:
         return
 
 
@@ -118,7 +124,7 @@ async def test_a_stopped_loop_leaves_no_game_running_and_no_replay_of_a_game_it_
     store = ladder.store
     in_play: list[Path] = []
 
-    class WholeReplayThenStopped(StandInPlayer):
+    class WholeReplayThenStopped(StandInExecutor):
         """Each game writes its whole replay, then the server stops before the game is recorded."""
 
         async def play(self, spec: object, seats: object, replay: Path) -> Any:
@@ -127,7 +133,7 @@ async def test_a_stopped_loop_leaves_no_game_running_and_no_replay_of_a_game_it_
             in_play.append(replay)
             await trio.sleep_forever()
 
-    ladder.player = WholeReplayThenStopped()
+    ladder.executor = WholeReplayThenStopped()
     async with trio.open_nursery() as nursery:
         await nursery.start(ladder.run)
         with trio.fail_after(60):
@@ -144,7 +150,7 @@ async def test_a_loop_stopped_by_an_error_shows_that_error_even_when_the_store_f
     ladder = ladder_of_accepted(tmp_path, concurrency=1)
     store = ladder.store
 
-    class DiskFull(StandInPlayer):
+    class DiskFull(StandInExecutor):
         """The machine fails mid-game, and the store's writes with it."""
 
         async def play(self, spec: object, seats: object, replay: Path) -> Any:
@@ -154,7 +160,7 @@ async def test_a_loop_stopped_by_an_error_shows_that_error_even_when_the_store_f
             store.reset_running = disk_io_error  # type: ignore[method-assign]
             raise OSError(28, "No space left on device")
 
-    ladder.player = DiskFull()
+    ladder.executor = DiskFull()
     with pytest.raises(BaseExceptionGroup) as stopped:
         async with trio.open_nursery() as nursery:
             await nursery.start(ladder.run)

@@ -23,10 +23,9 @@ from referee.match import MatchRecord
 from tests.conftest import ROOT, TEST_BOTS
 from tests.tournaments.store_feeder import Instant, finished
 from tournaments.config.tournament import TournamentConfig, parse_tournament
-from tournaments.hosting.executors.base import GameDone, GameFailed, WorkerFailed
 from tournaments.hosting.schedule import ScheduledGame
 from tournaments.lifecycle.plan import build_schedule
-from tournaments.runner import Recorder, run_pending
+from tournaments.runner import GameDone, GameFailed, StoreWriter, WorkerFailed, run_pending
 from tournaments.store import Store, StoreError
 
 
@@ -65,13 +64,13 @@ async def test_outcomes_waiting_together_are_committed_in_one_transaction(tmp_pa
 
     store.record_batch = counted  # type: ignore[method-assign]
     heard: list[int] = []
-    recorder = Recorder(store, lambda outcome: heard.append(outcome.game.index))
+    writer = StoreWriter(store, lambda outcome: heard.append(outcome.game.index))
     games = store.schedule()
     for game in games[:-1]:
-        await recorder.submit(GameDone(game=game, record=finished(game)))
-    await recorder.submit(GameFailed(game=games[-1], error="KeyError: 3", traceback="..."))
-    recorder.close()
-    await recorder.run()
+        await writer.submit(GameDone(game=game, record=finished(game)))
+    await writer.submit(GameFailed(game=games[-1], error="KeyError: 3", traceback="..."))
+    writer.close()
+    await writer.run()
     assert batches == [40], "forty outcomes already waiting are one transaction"
     assert heard == list(range(40)), "each outcome is announced once, after its commit, in order"
     assert recorded_games(store.path) == list(range(39))
@@ -81,12 +80,12 @@ async def test_outcomes_waiting_together_are_committed_in_one_transaction(tmp_pa
 async def test_a_game_reported_twice_in_a_run_is_recorded_once(tmp_path: Path) -> None:
     store = new_store(tmp_path / "t.sqlite", config_of(1))
     heard: list[int] = []
-    recorder = Recorder(store, lambda outcome: heard.append(outcome.game.index))
+    writer = StoreWriter(store, lambda outcome: heard.append(outcome.game.index))
     game = store.schedule()[2]
-    await recorder.submit(GameDone(game=game, record=finished(game)))
-    await recorder.submit(GameDone(game=game, record=finished(game)))  # a retried game that came back twice
-    recorder.close()
-    await recorder.run()
+    await writer.submit(GameDone(game=game, record=finished(game)))
+    await writer.submit(GameDone(game=game, record=finished(game)))  # a retried game that came back twice
+    writer.close()
+    await writer.run()
     assert heard == [2] and recorded_games(store.path) == [2]
 
 

@@ -105,15 +105,18 @@ def play_with_display(
     (else a changed bot is refused in one line, exit 2).
     """
     from tournaments.config.capacity import check_tournament_capacity
+    from tournaments.hosting.executors.choice import executor_for
     from tournaments.hosting.storage import hold_store
     from tournaments.lifecycle.opening import open_for_run
-    from tournaments.runner import executor_for
 
     if (problem := file_target_problem(db)) is not None:
         fail(f"--db {db}: {problem}")
     counts = config.executor.counts(concurrency=concurrency, workers=workers)
     with user_errors():
-        chosen = executor_for(executor, workers=counts.workers, scheduler=scheduler)
+        chosen = executor_for(
+            executor, concurrency=counts.concurrency, workers=counts.workers, scheduler=scheduler,
+            file_section="[tournament.executor]",
+        )  # fmt: skip
         check_tournament_capacity(config, counts)  # before the store is touched
         held = lock if lock is not None else hold_store(db)
     try:

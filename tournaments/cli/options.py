@@ -27,7 +27,6 @@ from tournaments.config.ranges import (
     count_problem,
     field_doc,
     field_problem,
-    scheduler_problem,
 )
 from tournaments.config.sections import SandboxSection, TimeSection
 
@@ -47,7 +46,6 @@ __all__ = [
     "StartupMs",
     "Workers",
     "check_counts",
-    "check_scheduler_option",
     "illegal_action_policy",
     "sandbox_section",
     "time_section",
@@ -138,18 +136,3 @@ def check_counts(concurrency: int | None, workers: int | None) -> None:
         raise ValueError(f"--concurrency {concurrency}: {problem}")
     if workers is not None and (problem := count_problem(workers, low=1, high=MAX_WORKERS, what="processes")):
         raise ValueError(f"--workers {workers}: {problem}")
-
-
-def check_scheduler_option(scheduler: str | None, executor: str) -> None:
-    """``--scheduler`` (None: not given) against the executor in use; ValueError when it would be ignored.
-
-    A scheduler named on the command line is meant to be used: playing on this
-    machine instead, with the address dropped in silence, is refused.
-    """
-    if scheduler is not None and executor != "dask":
-        raise ValueError(
-            f"--scheduler {scheduler}: the executor is {executor!r}, which uses no scheduler; "
-            "add --executor dask to play on that cluster, or leave --scheduler out"
-        )
-    if scheduler is not None and (problem := scheduler_problem(scheduler)) is not None:
-        raise ValueError(f"--scheduler {scheduler}: {problem}")

@@ -12,7 +12,7 @@ import typer
 
 from tournaments.cli.common import QuickHelp, console, err_console, fail, famiglia_command, user_errors
 from tournaments.cli.live import play_with_display
-from tournaments.cli.options import Concurrency, Workers, check_counts, check_scheduler_option
+from tournaments.cli.options import Concurrency, Workers, check_counts
 from tournaments.cli.reports import not_a_store, print_standings
 from tournaments.config.paths import folder_problem
 from tournaments.hosting.markup import shown
@@ -102,8 +102,10 @@ def run(
         )
     for note in notes:  # values rounded or not applied, what is not kept: said, never changed in silence
         err_console.print(f"famiglia: note: {shown(f'{file}: {note}')}", highlight=False, soft_wrap=True)
+    from tournaments.hosting.executors.choice import check_scheduler
+
     with user_errors():
-        check_scheduler_option(scheduler, executor or config.executor.kind)
+        check_scheduler(scheduler, executor or config.executor.kind)
     if config.replays is not None and any(
         Path(config.replays) == part.resolve()
         for part in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))

@@ -6,9 +6,10 @@
   one process at a time write it. Under the tournament's results store
   (``tournaments.store``) and the ladder's store (``ladder.store``).
 - ``faults``: which exceptions stop a run and which leave a game to be played again
-  later: the one classification every executor and the ladder's players use.
-- ``executors``: what plays the games: in this process, in worker processes, on a
-  Dask cluster.
+  later: the one classification of what an executor's game raised, for a
+  tournament's runner and the ladder's loop alike.
+- ``executors``: what plays the games, one ``play(spec, seats, replay)`` per game:
+  in this process, in worker processes, on a Dask cluster; ``executor_for`` chooses.
 - ``schedule``: tables, Williams seatings and deal seeds, pure functions of a seed.
 - ``ratings``: live OpenSkill ratings and the final Plackett-Luce fit with intervals.
 - ``sprt``: the sequential test that stops a head-to-head once it decides.

@@ -17,13 +17,17 @@ A game whose refereeing raises costs one of three things:
   played again later. ``CLUSTER_LOST`` is what a Dask client raises when its
   scheduler went away under it, which leaves the game unplayed as well.
 - that game alone: anything else is a fault of the harness with this game,
-  recorded as its harness error (a tournament) or failed game (the ladder).
+  recorded as its harness error (a tournament) or failed game (the ladder),
+  in the words of ``failure_of``. A game refereed elsewhere (a worker process,
+  a Dask worker) comes back as ``RefereeFailed``, carrying those words.
 """
 
 from __future__ import annotations
 
+import traceback
 from concurrent.futures import CancelledError
 
+from protocol.untrusted import bounded
 from referee.bots import BotBuildFailed, BotSpecError
 from referee.games import UnknownGame
 from referee.games.base import UnknownVariant
@@ -37,6 +41,8 @@ __all__ = [
     "STOPS_THE_RUN",
     "WORKER_FAULTS",
     "NotPlayed",
+    "RefereeFailed",
+    "failure_of",
     "played_again_later",
     "stops_the_run",
 ]
@@ -57,8 +63,33 @@ CLUSTER_LOST: tuple[type[Exception], ...] = (OSError, CancelledError, TimeoutErr
 """What a Dask client raises when the scheduler went away under it (``TimeoutError`` is an ``OSError``; named)."""
 
 
+_MAX_TRACEBACK = 64 << 10
+
+
 class NotPlayed(Exception):
     """The game could not be played now through no fault of its own (the cluster went away): it waits its turn again."""
+
+
+class RefereeFailed(Exception):
+    """The harness failed the game where it was refereed (a worker process, a Dask worker): its one line and
+    its traceback there, to be recorded as they are."""
+
+    def __init__(self, error: str, traceback: str = "") -> None:
+        super().__init__(error)
+        self.error = error
+        self.traceback = traceback
+
+
+def failure_of(exc: BaseException) -> RefereeFailed:
+    """``exc``, raised while refereeing a game, in the words it is recorded with: the innermost exception's
+    type and message (one bounded line) and the whole traceback (bounded)."""
+    leaf: BaseException = exc
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    text = "".join(traceback.format_exception(exc))
+    if len(text) > _MAX_TRACEBACK:
+        text = text[: _MAX_TRACEBACK // 2] + "\n[... cut ...]\n" + text[-_MAX_TRACEBACK // 2 :]
+    return RefereeFailed(bounded(f"{type(leaf).__name__}: {leaf}", 300), text)
 
 
 def stops_the_run(exc: BaseException) -> bool:

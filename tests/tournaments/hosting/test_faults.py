@@ -8,23 +8,24 @@ from typing import TypeVar
 import pytest
 from distributed import KilledWorker
 
-from ladder import players
 from referee.bots import BotBuildFailed, BotSpecError
 from referee.games import UnknownGame
 from referee.games.base import UnknownVariant
 from referee.pinning import BotChangedDuringRun
 from referee.sandbox import SandboxUnavailable
-from tournaments.hosting.executors.base import GameFailed, harness_failure
 from tournaments.hosting.executors.installed import WrongFamiglia
 from tournaments.hosting.faults import (
     CLUSTER_LOST,
     MACHINE_FAULTS,
     NotPlayed,
+    RefereeFailed,
+    failure_of,
     played_again_later,
     stops_the_run,
 )
 from tournaments.hosting.schedule import ScheduledGame
 from tournaments.hosting.storage import StorageError, StoreBusy
+from tournaments.outcomes import GameFailed, harness_failure
 from tournaments.store import BotChanged, StoreError
 
 E = TypeVar("E", bound=BaseException)
@@ -84,11 +85,20 @@ def test_a_worker_or_a_cluster_at_fault_leaves_the_game_to_be_played_again_later
 
 @pytest.mark.parametrize("kind", [KilledWorker, RuntimeError, ValueError, BotSpecError, BotBuildFailed, CancelledError])
 def test_a_game_that_failed_itself_is_not_played_again_later(kind: type[Exception]) -> None:
-    # KilledWorker: Dask gave up on it after its workers died under it; the ladder records it failed (requeue).
+    # KilledWorker: Dask gave up on it after its workers died under it: the Dask executor tries it once more alone.
     assert not played_again_later(made(kind))
 
 
-def test_the_machine_the_cluster_and_the_ladders_not_played_are_named_once() -> None:
+def test_the_machine_and_the_lost_cluster_are_named_once() -> None:
     assert MACHINE_FAULTS == (OSError, MemoryError)
     assert CLUSTER_LOST == (OSError, CancelledError, TimeoutError)
-    assert players.NotPlayed is NotPlayed
+
+
+def test_a_failure_is_recorded_as_its_innermost_exception_in_one_bounded_line_with_the_whole_traceback() -> None:
+    try:
+        raise ExceptionGroup("nursery", [KeyError("seat 9\n" + "x" * 1000)])
+    except ExceptionGroup as group:
+        failure = failure_of(group)
+    assert failure.error.startswith("KeyError: 'seat 9") and "\n" not in failure.error and len(failure.error) <= 300
+    assert failure.traceback.startswith("  + Exception Group Traceback") and "KeyError" in failure.traceback
+    assert isinstance(failure, RefereeFailed) and str(failure) == failure.error

@@ -1,113 +1,87 @@
-"""The executor interface and the values every executor hands back.
+"""The one executor interface: a game in, its match record out, wherever it is played.
 
-An executor receives games on a channel and reports one outcome per game it
-was given: ``GameDone`` (a result and its record) or ``GameFailed`` (the
-harness failed to referee it: a bug of famiglia, recorded as that game's
-harness error). It never writes the store: ``tournaments.runner.run_pending``
-does, in the host process alone. Awaiting ``report`` is the executor's back
-pressure: it returns once the outcome is queued for writing
-(``tournaments.runner.Recorder``), and waits while that queue is full.
+A competition (a tournament's runner, the ladder's loop) opens an executor
+once with what all its games share (``Competition``), waits until it is
+``ready``, and hands it each game as ``play(spec, seats, replay)``: the match,
+each seat's bot as this host knows it, and where the replay goes. The executor
+plays it (in this process, in a worker process, on a Dask cluster), writes the
+replay and the seats' stderr there, and returns the record. It never writes a
+store: the competition does, in its own process.
+
+What a ``play`` raises, the competition classifies (``tournaments.hosting.faults``):
+
+- ``NotPlayed``: the game could not be played there now, through no fault of its
+  own (a worker process died, the cluster went away, a worker cannot play):
+  a tournament stops, to be resumed; the ladder puts the game back and waits in
+  ``ready``.
+- ``RefereeFailed``: the harness failed the game where it was refereed; its line
+  and traceback come with it.
+- anything else: what refereeing the game raised in this process.
+
+How many games are played at once is the executor's ``slots``: a caller takes
+one before it takes a game, and gives it back once the game is played. Inside,
+each executor does what makes it fast: warm bot processes kept across games,
+several games to one Dask task.
 """
 
 from __future__ import annotations
 
-import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Collection, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Protocol
 
 import msgspec
 import trio
 
-from protocol.untrusted import bounded
 from referee.bots import BotSpec
-from referee.errors import BotCrashed, BotError
-from referee.match import MatchRecord
+from referee.match import MatchRecord, MatchSpec
 from referee.settings import RefereeSettings
-from tournaments.config.tournament import TournamentConfig
-from tournaments.hosting.faults import stops_the_run
-from tournaments.hosting.schedule import ScheduledGame
 
-__all__ = [
-    "Executor",
-    "GameDone",
-    "GameFailed",
-    "Outcome",
-    "Report",
-    "TournamentWork",
-    "WorkerFailed",
-    "harness_failure",
-]
+__all__ = ["Competition", "Executor", "Seat"]
 
 
-class WorkerFailed(RuntimeError):
-    """The executor cannot go on (a worker process died, a cluster was lost); the run stops, resumable."""
+class Competition(msgspec.Struct, frozen=True, kw_only=True):
+    """What every game a competition hands an executor shares, given once when it opens it."""
 
-
-class GameDone(msgspec.Struct, tag="done", tag_field="type", kw_only=True):
-    """A finished game and its record."""
-
-    game: ScheduledGame
-    record: MatchRecord
-
-
-class GameFailed(msgspec.Struct, tag="failed", tag_field="type", kw_only=True):
-    """A game the harness failed to referee: an unexpected exception (a bug of famiglia), with its traceback."""
-
-    game: ScheduledGame
-    error: str
-    traceback: str
-
-
-Outcome = GameDone | GameFailed
-Report = Callable[[Outcome], Awaitable[None]]
-
-
-class TournamentWork(msgspec.Struct, frozen=True, kw_only=True):
-    """What every game of one run shares: the tournament, its bots, how they are refereed."""
-
-    config: TournamentConfig
-    bots: list[BotSpec]
-    """The entrants' bots, in entrant order, as the tournament file gives them (not built yet)."""
+    name: str
+    """Names the competition's work where it is played (a cluster's plugins and tasks): the same at every
+    start of one competition, so a start replaces what a stopped one left."""
     settings: RefereeSettings
-    tournament: str
-    """The tournament's id (``Store.tournament_id``): it names the replays and the match ids."""
-    concurrency: int
-    """Games at once, in all."""
-    warm: bool
-    """The seat source, chosen once: warm processes kept across games, or a fresh process per game."""
-    unavailable: dict[int, str] = {}
-    """Entrants (by index) whose bot cannot start (its build failed, ...), with the reason: their seats forfeit."""
+    """How each game is refereed."""
+    warm: bool = False
+    """Bot processes kept from game to game (a tournament's ``reuse_processes``), or a fresh one per game."""
 
-    def dead_entrants(self) -> dict[int, BotError]:
-        """``unavailable`` as the error each such entrant's seats fail with."""
-        return {entrant: BotCrashed(f"cannot start: {reason}") for entrant, reason in self.unavailable.items()}
 
-    @property
-    def max_games_per_process(self) -> int:
-        """For ``referee.seats.open_pool``: 0 keeps processes warm without limit, 1 is a cold start per game."""
-        return 0 if self.warm else 1
+class Seat(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat of a game: its bot as this host starts it, and how it reaches another machine."""
+
+    bot: BotSpec
+    archive: Path | None = None
+    """The bot's folder packed (a tar archive, as ``referee.bot_folder.pack_folder`` makes them) when the
+    competition keeps one (the ladder's uploads): an executor that plays elsewhere ships that. Without
+    one, it packs a folder bot's own folder, and a command line must exist where it plays."""
 
 
 class Executor(Protocol):
-    """Plays the games it receives, reporting each one's outcome once."""
+    """Plays the games it is handed, one ``play`` per game, up to ``slots`` at once."""
 
-    async def run(
-        self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report
-    ) -> None: ...
+    slots: trio.CapacityLimiter
+    """How many games it plays at once (a cluster's number follows its workers)."""
 
+    def open(self, competition: Competition) -> AbstractAsyncContextManager[None]:
+        """Hold what the games are played with (bot processes, worker processes, a cluster's connection)
+        for the block; at its end everything is stopped, games in play included."""
+        ...
 
-_MAX_TRACEBACK = 64 << 10
+    async def ready(self) -> None:
+        """Return once games can be played: at once, unless a cluster is away and this executor waits for it."""
+        ...
 
+    async def play(self, spec: MatchSpec, seats: Sequence[Seat], replay: Path | None) -> MatchRecord:
+        """Play ``spec`` with ``seats`` (seat order); its replay and the seats' stderr written at ``replay``."""
+        ...
 
-def harness_failure(game: ScheduledGame, exc: Exception) -> GameFailed | None:
-    """``exc``, raised while refereeing ``game``, as that game's harness error; None if it must stop the run
-    (``tournaments.hosting.faults.stops_the_run``)."""
-    if stops_the_run(exc):
-        return None
-    leaf: BaseException = exc
-    while isinstance(leaf, BaseExceptionGroup):
-        leaf = leaf.exceptions[0]
-    text = "".join(traceback.format_exception(exc))
-    if len(text) > _MAX_TRACEBACK:
-        text = text[: _MAX_TRACEBACK // 2] + "\n[... cut ...]\n" + text[-_MAX_TRACEBACK // 2 :]
-    return GameFailed(game=game, error=bounded(f"{type(leaf).__name__}: {leaf}", 300), traceback=text)
+    def keep(self, archives: Collection[Path]) -> None:
+        """Only seats of these archives play from now on: what was shipped of others may go."""
+        ...

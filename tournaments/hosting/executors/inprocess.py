@@ -1,49 +1,55 @@
-"""The in-process executor: Trio referees in this process, up to ``concurrency`` games at once."""
+"""The in-process executor: Trio referees in this process, up to ``concurrency`` games at once.
+
+Its bot processes come from one pool (``referee.seats``): kept warm from game
+to game when the competition asks for it, else one fresh process per seat and
+game. Every bot is built once, the first time it is seated (``local_bots``).
+"""
 
 from __future__ import annotations
 
-import msgspec
+from collections.abc import AsyncIterator, Collection, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
 import trio
 
-from referee.play import prepare_entrants
+from referee.match import MatchRecord, MatchSpec
+from referee.play import play_match
 from referee.seats import WarmPool, open_pool
-from tournaments.hosting.executors.base import GameDone, Report, TournamentWork, harness_failure
-from tournaments.hosting.schedule import ScheduledGame
-from tournaments.playing import play_scheduled
+from tournaments.hosting.executors.base import Competition, Seat
+from tournaments.hosting.executors.local_bots import LocalBots
 
 __all__ = ["InProcessExecutor"]
 
 
 class InProcessExecutor:
-    """Referee every game in this process: one Trio task per game slot, one pool of bot processes."""
+    """Referee every game in this process, with one pool of bot processes for all of them."""
 
-    async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
-        bots, failed = await trio.to_thread.run_sync(prepare_entrants, work.bots, work.settings)
-        # An entrant whose build failed forfeits its seats; the others play.
-        ready = msgspec.structs.replace(work, bots=bots, unavailable={i: str(e) for i, e in failed.items()})
-        async with (
-            games,
-            open_pool(work.settings, max_games=work.max_games_per_process) as pool,
-            trio.open_nursery() as nursery,
-        ):
-            for _ in range(work.concurrency):
-                nursery.start_soon(_play_from, games.clone(), ready, pool, report)
+    def __init__(self, concurrency: int = 1) -> None:
+        self.slots = trio.CapacityLimiter(max(1, concurrency))
+        self._pool: WarmPool | None = None
+        self._bots: LocalBots | None = None
 
-
-async def _play_from(
-    games: trio.MemoryReceiveChannel[ScheduledGame], work: TournamentWork, pool: WarmPool, report: Report
-) -> None:
-    async with games:
-        async for game in games:
+    @asynccontextmanager
+    async def open(self, competition: Competition) -> AsyncIterator[None]:
+        settings = competition.settings
+        # max_games=1: a fresh process per game, stopped after it.
+        async with open_pool(settings, max_games=0 if competition.warm else 1) as pool:
+            self._pool, self._bots = pool, LocalBots(settings)
             try:
-                record = await play_scheduled(
-                    work.config, work.bots, work.settings, game, pool, tournament=work.tournament,
-                    unavailable=work.dead_entrants(),
-                )  # fmt: skip
-            except Exception as exc:
-                # A harness bug costs this game only; a fault of the machine stops the run.
-                if (failure := harness_failure(game, exc)) is None:
-                    raise
-                await report(failure)
-                continue
-            await report(GameDone(game=game, record=record))
+                yield
+            finally:
+                self._pool = self._bots = None
+
+    async def ready(self) -> None:
+        return
+
+    async def play(self, spec: MatchSpec, seats: Sequence[Seat], replay: Path | None) -> MatchRecord:
+        pool, bots = self._pool, self._bots
+        if pool is None or bots is None:
+            raise RuntimeError("InProcessExecutor.play outside its open() block")
+        ready, dead = await bots.seat(seats)
+        return await play_match(spec, ready, pool.settings, pool=pool, replay_path=replay, unavailable=dead)
+
+    def keep(self, archives: Collection[Path]) -> None:
+        return  # nothing is shipped anywhere

@@ -1,10 +1,17 @@
 """The worker-process executor: W processes on this machine, so every core referees.
 
 The host starts ``python -m tournaments.hosting.executors.processes`` per worker and
-talks to it over its stdin and stdout: a setup line, then one job line per
-game; the worker answers one line per game (``GameDone`` or ``GameFailed``).
-When its stdin closes (the host finished, or died), a worker cancels every game
-still running and stops every bot process before it exits.
+talks to it over its stdin and stdout: a setup line (the ``Competition``), then
+one job line per game, each given to the worker with the fewest games in play;
+the worker plays its jobs at once with a pool of bot processes of its own and
+answers one line per game (the record, or the harness's failure). Bots are
+built here, once (``local_bots``), not once per worker. When its stdin closes
+(the host finished, or died), a worker cancels every game still running and
+stops every bot process before it exits.
+
+A worker that dies costs the games it held nothing but their turn: each is
+``NotPlayed``, and so is every game after it (the executor cannot go on; a
+tournament stops, to be resumed).
 """
 
 from __future__ import annotations
@@ -20,128 +27,183 @@ import sys
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-import math
+import itertools
 import subprocess
+from collections.abc import AsyncIterator, Collection, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
 
 import msgspec
 import trio
 
+from referee.bots import BotSpec
+from referee.errors import BotCrashed
+from referee.match import MatchRecord, MatchSpec
 from referee.pipe import LineReader, StreamClosed
-from referee.play import prepare_entrants
+from referee.play import play_match
 from referee.process import signal_name
 from referee.seats import open_pool
-from tournaments.hosting.executors.base import (
-    GameDone,
-    GameFailed,
-    Report,
-    TournamentWork,
-    WorkerFailed,
-    harness_failure,
-)
-from tournaments.hosting.schedule import ScheduledGame
-from tournaments.playing import play_scheduled
+from tournaments.hosting.executors.base import Competition, Seat
+from tournaments.hosting.executors.local_bots import LocalBots
+from tournaments.hosting.faults import NotPlayed, RefereeFailed, failure_of, stops_the_run
 
-__all__ = ["ProcessExecutor", "WorkerSetup", "main"]
+__all__ = ["ProcessExecutor", "main"]
 
 WORKER_MODULE = "tournaments.hosting.executors.processes"
-
-
-class WorkerSetup(msgspec.Struct, tag="setup", tag_field="type", kw_only=True):
-    """The first line to a worker: what it plays and how many games at once."""
-
-    work: TournamentWork
-    concurrency: int
+_MAX_LINE = 64 << 20
 
 
 class Job(msgspec.Struct, tag="job", tag_field="type", kw_only=True):
-    """One game for a worker to play."""
+    """One game for a worker to play: its bots ready to start, the seats that cannot, where its replay goes."""
 
-    game: ScheduledGame
+    id: int
+    spec: MatchSpec
+    bots: list[BotSpec]
+    dead: dict[int, str] = {}
+    """Seats whose bot cannot start (its build failed), with the reason they fail with."""
+    replay: str | None = None
+
+
+class Answer(msgspec.Struct, kw_only=True):
+    """A worker's answer for one job: the record, or the harness's failure (its line and traceback)."""
+
+    id: int
+    record: MatchRecord | None = None
+    error: str = ""
+    traceback: str = ""
 
 
 _encoder = msgspec.json.Encoder()
-_answer_decoder = msgspec.json.Decoder(GameDone | GameFailed)
+_answer_decoder = msgspec.json.Decoder(Answer)
 
 
 class ProcessExecutor:
-    """Spread the games over ``workers`` worker processes, ``ceil(concurrency / workers)`` games each."""
+    """Spread the games over ``workers`` worker processes, up to ``concurrency`` at once in all."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, concurrency: int | None = None) -> None:
         self.workers = max(1, workers)
+        self.slots = trio.CapacityLimiter(max(1, concurrency if concurrency is not None else self.workers))
+        self._running: list[_Worker] = []
+        self._bots: LocalBots | None = None
+        self._ids = itertools.count()
 
-    async def run(self, work: TournamentWork, games: trio.MemoryReceiveChannel[ScheduledGame], report: Report) -> None:
-        # Built once here, not once per worker.
-        bots, failed = await trio.to_thread.run_sync(prepare_entrants, work.bots, work.settings)
-        setup = WorkerSetup(
-            # An entrant whose build failed forfeits its seats; the others play.
-            work=msgspec.structs.replace(work, bots=bots, unavailable={i: str(e) for i, e in failed.items()}),
-            concurrency=max(1, math.ceil(work.concurrency / self.workers)),
-        )
-        async with games, trio.open_nursery() as nursery:
-            for _ in range(self.workers):
-                nursery.start_soon(_drive_worker, games.clone(), setup, report)
-
-
-async def _drive_worker(games: trio.MemoryReceiveChannel[ScheduledGame], setup: WorkerSetup, report: Report) -> None:
-    """Keep one worker process busy with up to ``setup.concurrency`` games."""
-    slots = trio.Semaphore(setup.concurrency)
-    in_flight = 0
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-    try:
-        await stdin.send_all(_encoder.encode(setup) + b"\n")
-
-        async def send_jobs() -> None:
-            nonlocal in_flight
-            async with games:
-                while True:
-                    await slots.acquire()
-                    try:
-                        game = await games.receive()
-                    except trio.EndOfChannel:
-                        slots.release()
-                        break
-                    in_flight += 1
-                    await stdin.send_all(_encoder.encode(Job(game=game)) + b"\n")
-            # Wait for the answers, then tell the worker there is no more work.
-            for _ in range(setup.concurrency):
-                await slots.acquire()
-            await stdin.aclose()
-
-        async def read_answers() -> None:
-            nonlocal in_flight
-            reader = LineReader(stdout, 64 << 20)
-            while True:
-                try:
-                    line = await reader.readline()
-                except StreamClosed:
-                    if in_flight:
-                        how = await _how_it_ended(process)
-                        raise WorkerFailed(f"a worker process {how} with {in_flight} games unfinished") from None
-                    return
-                try:
-                    answer = _answer_decoder.decode(line)
-                except msgspec.DecodeError as exc:
-                    raise WorkerFailed(f"a worker sent an unreadable line: {exc}") from None
-                in_flight -= 1
-                await report(answer)
-                slots.release()
-
+    @asynccontextmanager
+    async def open(self, competition: Competition) -> AsyncIterator[None]:
+        self._bots = LocalBots(competition.settings)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(send_jobs)
-            nursery.start_soon(read_answers)
-    finally:
-        with trio.CancelScope(shield=True):
-            # Closing its stdin makes a worker cancel its games and stop its bots.
-            await stdin.aclose()
-            with trio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+            self._running = [_Worker() for _ in range(self.workers)]
+            for worker in self._running:
+                await nursery.start(worker.run, competition)
+            try:
+                yield
+            finally:
+                # Each worker's stdin is closed as its task ends: it then cancels its games, stops its bots, exits.
+                nursery.cancel_scope.cancel()
+                self._running, self._bots = [], None
+
+    async def ready(self) -> None:
+        return
+
+    async def play(self, spec: MatchSpec, seats: Sequence[Seat], replay: Path | None) -> MatchRecord:
+        if not self._running or self._bots is None:
+            raise RuntimeError("ProcessExecutor.play outside its open() block")
+        if (lost := next((w.failed for w in self._running if w.failed), None)) is not None:
+            raise NotPlayed(lost)  # one worker gone: the run stops rather than go on short of it
+        bots, dead = await self._bots.seat(seats)
+        job = Job(
+            id=next(self._ids), spec=spec, bots=bots, dead={seat: error.reason for seat, error in dead.items()},
+            replay=None if replay is None else str(replay),
+        )  # fmt: skip
+        answer = await min(self._running, key=lambda w: len(w.waiting)).play(job)
+        if answer.record is None:
+            raise RefereeFailed(answer.error, answer.traceback)
+        return answer.record
+
+    def keep(self, archives: Collection[Path]) -> None:
+        return  # nothing is shipped anywhere
+
+
+class _Waiting:
+    """A job sent to a worker, and its answer once it comes (or why it will not)."""
+
+    __slots__ = ("answer", "answered", "lost")
+
+    def __init__(self) -> None:
+        self.answered = trio.Event()
+        self.answer: Answer | None = None
+        self.lost = ""
+
+
+class _Worker:
+    """One worker process: its jobs in play, the answers read back, and how it ended if it did."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[int, _Waiting] = {}
+        self.failed = ""
+        """How the worker ended with jobs unfinished; empty while it works."""
+        self._stdin: trio.abc.SendStream | None = None
+        self._writing = trio.Lock()
+
+    async def run(self, competition: Competition, *, task_status: trio.TaskStatus[None]) -> None:
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert process.stdin is not None and process.stdout is not None
+        self._stdin = process.stdin
+        try:
+            await process.stdin.send_all(_encoder.encode(competition) + b"\n")
+            task_status.started()
+            await self._read(process, process.stdout)
+        finally:
+            with trio.CancelScope(shield=True):
+                await process.stdin.aclose()
+                with trio.move_on_after(5):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+
+    async def _read(self, process: trio.Process, stdout: trio.abc.ReceiveStream) -> None:
+        reader = LineReader(stdout, _MAX_LINE)
+        while True:
+            try:
+                line = await reader.readline()
+                answer = _answer_decoder.decode(line)
+            except StreamClosed:
+                if self.waiting:
+                    self._fail(
+                        f"a worker process {await _how_it_ended(process)} with {len(self.waiting)} games unfinished"
+                    )
+                return
+            except msgspec.DecodeError as exc:
+                self._fail(f"a worker sent an unreadable line: {exc}")
+                return
+            if (waiting := self.waiting.pop(answer.id, None)) is not None:
+                waiting.answer = answer
+                waiting.answered.set()
+
+    def _fail(self, why: str) -> None:
+        self.failed = why
+        for waiting in self.waiting.values():
+            waiting.lost = why
+            waiting.answered.set()
+        self.waiting.clear()
+
+    async def play(self, job: Job) -> Answer:
+        if self.failed or self._stdin is None:
+            raise NotPlayed(self.failed or "the worker process is not running")
+        waiting = self.waiting[job.id] = _Waiting()
+        try:
+            async with self._writing:
+                await self._stdin.send_all(_encoder.encode(job) + b"\n")
+            await waiting.answered.wait()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise NotPlayed(self.failed or "the worker process stopped reading its jobs") from None
+        finally:
+            self.waiting.pop(job.id, None)
+        if waiting.answer is None:
+            raise NotPlayed(waiting.lost)
+        return waiting.answer
 
 
 async def _how_it_ended(process: trio.Process) -> str:
@@ -158,32 +220,33 @@ async def _how_it_ended(process: trio.Process) -> str:
 
 # --- the worker process ------------------------------------------------------
 
-_setup_decoder = msgspec.json.Decoder(WorkerSetup)
+_setup_decoder = msgspec.json.Decoder(Competition)
 _job_decoder = msgspec.json.Decoder(Job)
 
 
 async def serve() -> None:
     stdin = trio.lowlevel.FdStream(sys.stdin.fileno())
     stdout = trio.lowlevel.FdStream(sys.stdout.fileno())
-    reader = LineReader(stdin, 64 << 20)
-    work = _setup_decoder.decode(await reader.readline()).work
+    reader = LineReader(stdin, _MAX_LINE)
+    competition = _setup_decoder.decode(await reader.readline())
+    settings = competition.settings
     write_lock = trio.Lock()
 
-    async with open_pool(work.settings, max_games=work.max_games_per_process) as pool, trio.open_nursery() as nursery:
+    async with open_pool(settings, max_games=0 if competition.warm else 1) as pool, trio.open_nursery() as nursery:
 
         async def play(job: Job) -> None:
-            answer: GameDone | GameFailed
             try:
-                record = await play_scheduled(
-                    work.config, work.bots, work.settings, job.game, pool, tournament=work.tournament,
-                    unavailable=work.dead_entrants(),
+                record = await play_match(
+                    job.spec, job.bots, settings, pool=pool, replay_path=None if job.replay is None else Path(job.replay),
+                    unavailable={seat: BotCrashed(reason) for seat, reason in job.dead.items()},
                 )  # fmt: skip
-                answer = GameDone(game=job.game, record=record)
+                answer = Answer(id=job.id, record=record)
             except Exception as exc:
-                # A harness bug costs this game only; the host records it.
-                if (failure := harness_failure(job.game, exc)) is None:
+                # A harness bug costs this game only; a fault of the machine or the setup ends this worker.
+                if stops_the_run(exc):
                     raise
-                answer = failure
+                failure = failure_of(exc)
+                answer = Answer(id=job.id, error=failure.error, traceback=failure.traceback)
             async with write_lock:
                 await stdout.send_all(_encoder.encode(answer) + b"\n")
 
@@ -193,7 +256,7 @@ async def serve() -> None:
             except StreamClosed:
                 break
             nursery.start_soon(play, job)
-        # The host closes stdin after its last answer, or when it dies: either
+        # The host closes stdin once it has its answers, or when it dies: either
         # way nothing more will be read, so stop whatever still runs.
         nursery.cancel_scope.cancel()
 

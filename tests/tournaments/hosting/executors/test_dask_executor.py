@@ -30,11 +30,10 @@ from referee.match import _Match
 from tests.conftest import ROOT, TEST_BOTS, wait_until_gone
 from tournaments.cli import app
 from tournaments.config.tournament import TournamentConfig, load_tournament
-from tournaments.hosting.executors.base import GameDone
 from tournaments.hosting.executors.dask import DaskExecutor
 from tournaments.lifecycle.plan import build_schedule
 from tournaments.report.standings import standings
-from tournaments.runner import Progress, run_tournament
+from tournaments.runner import GameDone, Progress, run_tournament
 from tournaments.store import Store
 
 pytestmark = pytest.mark.slow

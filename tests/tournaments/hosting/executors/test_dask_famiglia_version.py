@@ -26,10 +26,9 @@ from distributed import Client, LocalCluster
 from referee.settings import RefereeSettings
 from tests.tournaments.hosting.executors.test_dask_executor import tournament_file
 from tournaments.cli import app
-from tournaments.config.tournament import load_tournament
 from tournaments.hosting.executors import installed
-from tournaments.hosting.executors.base import TournamentWork
-from tournaments.hosting.executors.dask_worker import DaskSetup, TournamentPlugin
+from tournaments.hosting.executors.base import Competition
+from tournaments.hosting.executors.dask_worker import RefereePlugin, RefereeSetup
 from tournaments.hosting.executors.installed import InstalledFamiglia, WrongFamiglia, installed_famiglia
 
 OTHER = InstalledFamiglia(version="0.0.9", fingerprint="0" * 64)
@@ -113,15 +112,10 @@ def test_a_worker_running_another_famiglia_is_refused_in_one_line_naming_it(
     assert not (tmp_path / "t.sqlite").exists(), "refused before a results file was made"
 
 
-def test_a_worker_that_joins_with_another_famiglia_refuses_the_tournaments_games(tmp_path: Path) -> None:
-    # A worker joining after the host's check is checked by the tournament's plugin on that worker.
-    setup = msgspec.msgpack.encode(DaskSetup(work=_any_work(tmp_path), entrants=[], famiglia=OTHER))
-    plugin = TournamentPlugin(setup, {})
+def test_a_worker_that_joins_with_another_famiglia_refuses_the_competitions_games() -> None:
+    # A worker joining after the host's check is checked by the competition's plugin on that worker.
+    competition = Competition(name="famiglia-t", settings=RefereeSettings())
+    plugin = RefereePlugin(msgspec.msgpack.encode(RefereeSetup(competition=competition, famiglia=OTHER)))
     with pytest.raises(WrongFamiglia, match=r"^Dask worker \? runs famiglia \d"):
         plugin.setup(worker=object())
     assert plugin.referee is None and "install the host's wheel there" in plugin.refused
-
-
-def _any_work(folder: Path) -> TournamentWork:
-    config = load_tournament(tournament_file(folder))
-    return TournamentWork(config=config, bots=[], settings=RefereeSettings(), tournament="t", concurrency=1, warm=True)

@@ -36,10 +36,8 @@ from tests.tournaments.hosting.executors.test_dask_executor import (
 )
 from tournaments.cli.live import worker_failure
 from tournaments.config.tournament import load_tournament
-from tournaments.hosting.executors.base import GameFailed
 from tournaments.hosting.executors.dask import DaskExecutor, when_settled
-from tournaments.hosting.schedule import ScheduledGame
-from tournaments.runner import Progress, run_tournament
+from tournaments.runner import GameFailed, Progress, run_tournament
 from tournaments.store import Store
 
 pytestmark = pytest.mark.slow
@@ -148,12 +146,14 @@ def fault_on_workers(cluster: LocalCluster, game: int, fault: str) -> Iterator[N
 
             real = self.real = dask_worker.WorkerReferee.play
 
-            def play(referee: dask_worker.WorkerReferee, games: list[ScheduledGame]) -> list[dask_worker.DaskAnswer]:
-                if any(g.index == game for g in games):
+            def play(
+                referee: dask_worker.WorkerReferee, games: list[dask_worker.DaskGame], packages: dict[str, bytes]
+            ) -> list[dask_worker.DaskAnswer]:
+                if any(g.spec.match.endswith(f"#{game}") for g in games):
                     if fault == "exit":
                         os._exit(1)
                     raise OSError(28, "No space left on device")
-                return real(referee, games)
+                return real(referee, games, packages)
 
             dask_worker.WorkerReferee.play = play  # type: ignore[method-assign,assignment]
 
@@ -210,7 +210,7 @@ def test_a_fault_of_a_workers_machine_stops_the_run_and_the_same_run_resumes(
     failure = worker_failure(stopped.value)
     assert failure is not None, stopped.value
     assert "OSError: [Errno 28] No space left on device" in str(failure)
-    assert re.search(r"failed games [\d, ]*\b9\b", str(failure)), "the line names the games its task held"
+    assert re.search(r"failed the games [^:]*#9\b", str(failure)), "the line names the games its task held"
     assert store.harness_errors() == [] and 9 in {g.index for g in store.pending()}
     done = {g.game for g in store.finished()}
     assert run_tournament(config, store, executor=DaskExecutor(cluster.scheduler_address)) == 24 - len(done)
