@@ -1,4 +1,4 @@
-"""The ladder's engine room: submission intake and the match loop, in one Trio nursery.
+"""The ladder's engine room: the submissions' checks and the match loop, in one Trio nursery.
 
 ``Ladder.run`` starts by making the store whole again after whatever stopped
 the last run: games that were being played go back to pending (their partial
@@ -28,9 +28,9 @@ import trio
 
 from ladder.config import LadderConfig, LadderPaths
 from ladder.fixed_keys import keep_fixed_keys
-from ladder.intake import Verdict, check_submission, ready_bot, upload_path
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
 from ladder.store import EntrantRow, LadderStore
+from ladder.submissions import Verdict, check_submission, ready_bot, upload_path
 from ladder.views import FitStanding, fit_standings
 from protocol.untrusted import terminal_text
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError
@@ -42,7 +42,7 @@ from tournaments.hosting.executors.base import Competition, Executor, Seat
 from tournaments.hosting.executors.inprocess import InProcessExecutor
 from tournaments.hosting.faults import MACHINE_FAULTS, NotPlayed, RefereeFailed, failure_of
 
-__all__ = ["Fit", "Ladder", "competition_name"]
+__all__ = ["Ladder", "ScheduledFit", "competition_name"]
 
 _IDLE_S = 0.5
 """How long a player waits before looking again when there is nothing to play (too few active versions)."""
@@ -54,7 +54,7 @@ def competition_name(db: Path) -> str:
     return "famiglia-ladder-" + hashlib.sha256(str(db.resolve()).encode()).hexdigest()[:12]
 
 
-class Fit(msgspec.Struct, frozen=True, kw_only=True):
+class ScheduledFit(msgspec.Struct, frozen=True, kw_only=True):
     """The latest scheduled Plackett-Luce fit: its rows, when it was made, and over how many games."""
 
     rows: list[FitStanding]
@@ -92,7 +92,7 @@ class Ladder:
         self._tables = 0
         self._queue_in, self._queue_out = trio.open_memory_channel[int](10_000)
         self._changed = trio.Event()
-        self.fit: Fit | None = None
+        self.fit: ScheduledFit | None = None
         """The latest scheduled fit, replaced whole when a new one is done (readers never see half of one)."""
         self._since_fit = 0
         self._fit_due = trio.Event()
@@ -260,7 +260,7 @@ class Ladder:
             fitted = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
             if rows:
                 ranked = await trio.to_thread.run_sync(fit_standings, rows, versions)
-                self.fit = Fit(rows=ranked, fitted=fitted, games=len(rows))
+                self.fit = ScheduledFit(rows=ranked, fitted=fitted, games=len(rows))
             await self._fit_due.wait()
 
     # --- the whole -----------------------------------------------------------------

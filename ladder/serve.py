@@ -2,7 +2,7 @@
 
 Hypercorn's Trio worker serves the Starlette app in the same Trio run as the
 ladder's loops, so a request reads the store between two of the loop's
-steps, never in the middle of one, and a submission is handed to the intake
+steps, never in the middle of one, and a submission is handed to its check
 without a thread or a queue between processes. One server per ladder: the
 store's lock (``tournaments.hosting.storage.hold_store``) refuses a second one at once.
 

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 VersionState = Literal["queued", "checking", "rejected", "active", "retired"]
-GameState = Literal["pending", "running", "done", "failed", "cancelled"]
+GameRowState = Literal["pending", "running", "done", "failed", "cancelled"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder (
@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS version (
     sigma REAL NOT NULL,
     UNIQUE (entrant, number)
 );
-CREATE TABLE IF NOT EXISTS tbl (
+CREATE TABLE IF NOT EXISTS tables (
     id INTEGER PRIMARY KEY,
     seed INTEGER NOT NULL,
     members TEXT NOT NULL,
@@ -85,7 +85,7 @@ CREATE TABLE IF NOT EXISTS tbl (
 );
 CREATE TABLE IF NOT EXISTS game (
     id INTEGER PRIMARY KEY,
-    tbl INTEGER NOT NULL REFERENCES tbl(id),
+    table_id INTEGER NOT NULL REFERENCES tables(id),
     seating TEXT NOT NULL,
     state TEXT NOT NULL,
     priority INTEGER NOT NULL DEFAULT 0,
@@ -170,7 +170,7 @@ class GameRow(msgspec.Struct, frozen=True, kw_only=True):
     id: int
     table: int
     seed: int
-    state: GameState
+    state: GameRowState
     seating: list[int]
     finished: str | None
     seconds: float | None
@@ -205,6 +205,21 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
+def _rename_tables(db: sqlite3.Connection) -> None:
+    """A store made before its tables were named so: ``tbl`` becomes ``tables`` and the game's column
+    ``tbl`` becomes ``table_id``, in place (SQLite renames the references with them)."""
+
+    def named() -> set[str]:
+        return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    if "tbl" not in named():
+        return
+    with Transaction(db):  # looked at again under the write lock: a second process may have renamed them
+        if "tbl" in named() and "tables" not in named():
+            db.execute("ALTER TABLE tbl RENAME TO tables")
+            db.execute("ALTER TABLE game RENAME COLUMN tbl TO table_id")
+
+
 class LadderStore:
     """A ladder's SQLite file, created 0600 on first use."""
 
@@ -214,6 +229,7 @@ class LadderStore:
             # Used from the Trio thread and from worker threads (check-bot runs in one); the
             # server serialises access, SQLite's busy timeout covers the CLI writing beside it.
             self.db = open_private_database(path)
+            _rename_tables(self.db)
             self.db.executescript(_SCHEMA)
             self.db.execute("INSERT OR IGNORE INTO ladder VALUES (1, ?, ?)", (secrets.token_bytes(32), _now()))
             tighten_database(path)
@@ -387,7 +403,7 @@ class LadderStore:
         """A table an entrant asked for: played before the loop's own tables; RateLimited past ``per_hour``."""
         with self.transaction():
             recent = self.db.execute(
-                "SELECT COUNT(*) FROM tbl WHERE challenger = ? AND created_at > ?",
+                "SELECT COUNT(*) FROM tables WHERE challenger = ? AND created_at > ?",
                 (challenger, datetime.datetime.now(datetime.UTC).timestamp() - 3600),
             ).fetchone()[0]
             if recent >= per_hour:
@@ -400,14 +416,14 @@ class LadderStore:
         from tournaments.hosting.schedule import deal_seed
 
         cursor = self.db.execute(
-            "INSERT INTO tbl (seed, members, challenger, created_at) VALUES (0, ?, ?, ?)",
+            "INSERT INTO tables (seed, members, challenger, created_at) VALUES (0, ?, ?, ?)",
             (msgspec.json.encode(members), challenger, datetime.datetime.now(datetime.UTC).timestamp()),
         )
         table = cursor.lastrowid
         assert table is not None
-        self.db.execute("UPDATE tbl SET seed = ? WHERE id = ?", (deal_seed(seed_of, table, self.deal_key()), table))
+        self.db.execute("UPDATE tables SET seed = ? WHERE id = ?", (deal_seed(seed_of, table, self.deal_key()), table))
         self.db.executemany(
-            "INSERT INTO game (tbl, seating, state, priority) VALUES (?, ?, 'pending', ?)",
+            "INSERT INTO game (table_id, seating, state, priority) VALUES (?, ?, 'pending', ?)",
             [(table, msgspec.json.encode(seating), int(challenger is not None)) for seating in seatings],
         )
         return table
@@ -429,7 +445,7 @@ class LadderStore:
         seating); None when none is pending."""
         with self.transaction():
             row = self.db.execute(
-                "SELECT g.id, t.seed, g.seating FROM game g JOIN tbl t ON t.id = g.tbl "
+                "SELECT g.id, t.seed, g.seating FROM game g JOIN tables t ON t.id = g.table_id "
                 "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id LIMIT 1"
             ).fetchone()
             if row is None:
@@ -494,7 +510,7 @@ class LadderStore:
     def failed_games(self, limit: int = 100) -> list[FailedGame]:
         """The games the harness failed to referee, newest first: what ``requeue`` takes."""
         rows = self.db.execute(
-            "SELECT id, tbl, finished, COALESCE(error, '') FROM game WHERE state = 'failed' ORDER BY id DESC LIMIT ?",
+            "SELECT id, table_id, finished, COALESCE(error, '') FROM game WHERE state = 'failed' ORDER BY id DESC LIMIT ?",
             (limit,),
         ).fetchall()
         return [FailedGame(id=g, table=t, finished=f, error=e) for g, t, f, e in rows]
@@ -579,8 +595,8 @@ class LadderStore:
             )
             args.append(entrant)
         rows = self.db.execute(
-            "SELECT g.id, g.tbl, t.seed, g.state, g.seating, g.finished, g.seconds, g.ended_by, g.replay "
-            f"FROM game g JOIN tbl t ON t.id = g.tbl WHERE {' AND '.join(where)} ORDER BY g.id DESC LIMIT ?",
+            "SELECT g.id, g.table_id, t.seed, g.state, g.seating, g.finished, g.seconds, g.ended_by, g.replay "
+            f"FROM game g JOIN tables t ON t.id = g.table_id WHERE {' AND '.join(where)} ORDER BY g.id DESC LIMIT ?",
             [*args, limit],
         ).fetchall()
         seats: dict[int, list[SeatRow]] = {}
@@ -623,7 +639,7 @@ class LadderStore:
     def table_finished(self, table: int) -> bool:
         """Whether every game of a table is over: only then may its deal be shown (its rotations share it)."""
         row = self.db.execute(
-            "SELECT COUNT(*) FROM game WHERE tbl = ? AND state IN ('pending', 'running')", (table,)
+            "SELECT COUNT(*) FROM game WHERE table_id = ? AND state IN ('pending', 'running')", (table,)
         ).fetchone()
         return int(row[0]) == 0
 

@@ -31,7 +31,7 @@ __all__ = ["make_app"]
 
 
 def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
-    """The web app of ``ladder``; it reads the store and hands submissions to the ladder's intake."""
+    """The web app of ``ladder``; it reads the store and hands submissions to the ladder's checks."""
     app = Starlette(
         routes=[
             *downloads.page_routes,  # before the pages: /games/{page} would take a download's address

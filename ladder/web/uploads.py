@@ -24,7 +24,7 @@ import trio
 from starlette.requests import Request
 
 from ladder.archives import accept_upload
-from ladder.intake import save_upload
+from ladder.submissions import save_upload
 from ladder.store import RateLimited, VersionRow
 from ladder.upload import UploadRefused
 from ladder.web.auth import Entrant

@@ -28,7 +28,7 @@ class Running(msgspec.Struct, kw_only=True):
 async def running_server(
     folder: Path, entrants: tuple[str, ...] = ("ann", "bob"), *, play: bool = False, throttle: Throttle | None = None
 ) -> AsyncIterator[Running]:
-    """Serve a fresh ladder on a free port of 127.0.0.1; with ``play``, its intake and match loop run too."""
+    """Serve a fresh ladder on a free port of 127.0.0.1; with ``play``, its submissions' checks and match loop run too."""
     from ladder.store import new_token
 
     path = write_ladder(folder)

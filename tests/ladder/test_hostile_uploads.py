@@ -14,7 +14,7 @@ import pytest
 import trio
 
 from ladder.config import SubmissionSection
-from ladder.intake import check_submission, save_upload
+from ladder.submissions import check_submission, save_upload
 from ladder.upload import UploadRefused, inspect_upload
 from referee.settings import RefereeSettings
 from tests.ladder.helpers import MANIFEST, archive, file_member, link_member

@@ -23,9 +23,9 @@ import trio
 pytest.importorskip("distributed")
 
 from ladder.config import LadderPaths, load_ladder
-from ladder.intake import save_upload
 from ladder.loop import Ladder, competition_name
 from ladder.store import new_token
+from ladder.submissions import save_upload
 from referee.bot_folder import pack_folder
 from tests.ladder.helpers import SAMPLE_BOTS, write_ladder
 from tests.ports import free_port

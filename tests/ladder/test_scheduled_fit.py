@@ -27,10 +27,10 @@ def _finished_games(store: LadderStore, count: int) -> None:
         store.decide(version.id, accepted=True, reason="", report="")
         ids.append(version.id)
     with store.transaction():
-        table = store.db.execute("INSERT INTO tbl (seed, members) VALUES (1, ?)", (msgspec.json.encode(ids),))
+        table = store.db.execute("INSERT INTO tables (seed, members) VALUES (1, ?)", (msgspec.json.encode(ids),))
         for _ in range(count):
             game = store.db.execute(
-                "INSERT INTO game (tbl, seating, state, finished) VALUES (?, ?, 'done', '2026-01-01T00:00:00')",
+                "INSERT INTO game (table_id, seating, state, finished) VALUES (?, ?, 'done', '2026-01-01T00:00:00')",
                 (table.lastrowid, msgspec.json.encode(ids)),
             )
             for seat, version_id in enumerate(ids):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,30 @@ def test_a_finished_game_is_recorded_once_with_its_ratings(store: LadderStore) -
     ann, _, cat = (store.version(v) for v in versions)
     assert ann.games == 1 and ann.mu > PRIOR[0] > cat.mu
     assert store.matchups("ann") == [("bob", 1, 1, 0), ("cat", 1, 1, 0)]
+
+
+def test_a_store_made_when_its_tables_were_named_tbl_keeps_its_tables_and_games(tmp_path: Path) -> None:
+    path = tmp_path / "ladder.sqlite"
+    store = LadderStore(path)
+    versions = three_active(store)
+    table = store.add_table(1, versions, [versions, versions[::-1]])
+    started = store.start_next()
+    assert started is not None
+    store.finish(started[0], record([1, 2, 3]))
+    # What an older famiglia made: the same rows, under the old names (SQLite renames the references too).
+    store.db.execute("ALTER TABLE tables RENAME TO tbl")
+    store.db.execute("ALTER TABLE game RENAME COLUMN table_id TO tbl")
+    store.close()
+    for opened in range(1, 3):  # renamed at the first open, left alone at the next
+        again = LadderStore(path)
+        assert [(g.id, g.table, g.state) for g in again.games(limit=-1)] == [(started[0], table, "done")]
+        assert again.counts() == {"done": 1, "pending": opened} and not again.table_finished(table)
+        assert again.add_table(2, versions, [versions]) == table + opened
+        again.close()
+    with sqlite3.connect(path) as connection:
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(game)")]
+        assert "table_id" in columns and "tbl" not in columns
+        assert connection.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
 def test_a_restart_makes_running_games_pending_again(store: LadderStore) -> None:

@@ -22,7 +22,7 @@ import msgspec
 import pytest
 
 from ladder.config import SubmissionSection
-from ladder.intake import check_submission, save_upload
+from ladder.submissions import check_submission, save_upload
 from ladder.upload import inspect_upload
 from referee import build_space, cache_space
 from referee.bot_folder import pack_folder

@@ -53,7 +53,7 @@ def ready_bot(uploads: Path, digest: str, name: str, settings: RefereeSettings) 
     """
     package = upload_path(uploads, digest).read_bytes()
     # What referee.bots and referee.build let through of a stranger's bot.toml, said as the entrant's
-    # to fix rather than left to the intake's "the ladder could not check it".
+    # to fix rather than left to the loop's "the ladder could not check it".
     try:
         folder = build_package(digest, package, name, settings)
         built = load_bot(str(folder), check_program=False)

@@ -1,4 +1,4 @@
-"""Submission intake: an upload is built in the cache and run through check-bot; only a pass is accepted."""
+"""Submissions: an upload is built in the cache and run through check-bot; only a pass is accepted."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 
 from ladder.config import SubmissionSection
-from ladder.intake import check_submission, save_upload
+from ladder.submissions import check_submission, save_upload
 from ladder.upload import inspect_upload
 from referee.settings import RefereeSettings
 from tests.ladder.helpers import BROKEN_BOT, SAMPLE_BOTS, upload_of
