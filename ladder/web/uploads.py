@@ -24,8 +24,8 @@ import trio
 from starlette.requests import Request
 
 from ladder.archives import accept_upload
-from ladder.submissions import save_upload
 from ladder.store import RateLimited, VersionRow
+from ladder.submissions import save_upload
 from ladder.upload import UploadRefused
 from ladder.web.auth import Entrant
 from ladder.web.guard import BodyTooLarge, read_body

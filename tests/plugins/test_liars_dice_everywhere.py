@@ -34,10 +34,10 @@ from tests.tournaments.checkbot.bot_checks import failing, run_check
 from tests.tournaments.hosting.viewer.plugin_game import GAME, register
 from tournaments.checkbot.seats import RandomSeat
 from tournaments.cli import app
-from tournaments.human.seat import HumanSeat
-from tournaments.store import Store
 from tournaments.hosting.viewer.presentation import DEFAULT_BOARD
 from tournaments.hosting.viewer.templating import package_text
+from tournaments.human.seat import HumanSeat
+from tournaments.store import Store
 
 pytestmark = pytest.mark.slow
 
