@@ -4,7 +4,7 @@ The upload (already inspected by ``ladder.upload``) goes through the same
 door as every shipped bot: ``referee.build.build_package`` unpacks it into
 the build cache (names and links checked again, set-id bits dropped), runs its
 build command in the sandbox, and makes the copy safe for the bots' uids.
-Then ``tournaments.checkbot`` plays it through every check. Only a version
+Then ``tournaments.hosting.checkbot`` plays it through every check. Only a version
 that passes them all is accepted; whatever went wrong is its owner's to read
 (the report, and the build's last lines inside the build check's detail).
 """
@@ -22,8 +22,8 @@ from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolv
 from referee.build import build_cache, build_package, check_sandbox_view, release_build
 from referee.private import make_private_dirs, write_private
 from referee.settings import RefereeSettings
-from tournaments.checkbot.games import check_bot
-from tournaments.checkbot.report import CheckReport
+from tournaments.hosting.checkbot.games import check_bot
+from tournaments.hosting.checkbot.report import CheckReport
 
 __all__ = ["Verdict", "check_submission", "ready_bot", "save_upload", "upload_path"]
 

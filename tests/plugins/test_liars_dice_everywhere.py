@@ -30,10 +30,10 @@ from referee.games.testing import check_game
 from referee.match import MatchSpec, run_match
 from referee.settings import RefereeSettings
 from tests.conftest import ROOT, SAMPLE_BOTS
-from tests.tournaments.checkbot.bot_checks import failing, run_check
+from tests.tournaments.hosting.checkbot.bot_checks import failing, run_check
 from tests.tournaments.hosting.viewer.plugin_game import GAME, register
-from tournaments.checkbot.seats import RandomSeat
 from tournaments.cli import app
+from tournaments.hosting.checkbot.seats import RandomSeat
 from tournaments.hosting.viewer.presentation import DEFAULT_BOARD
 from tournaments.hosting.viewer.templating import package_text
 from tournaments.human.seat import HumanSeat

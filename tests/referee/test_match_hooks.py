@@ -14,7 +14,7 @@ from referee.games import get_rules
 from referee.games.base import SeededChance
 from referee.match import MatchSpec, run_match
 from referee.settings import RefereeSettings
-from tournaments.checkbot.seats import RandomSeat
+from tournaments.hosting.checkbot.seats import RandomSeat
 
 SETTINGS = RefereeSettings(time=TimeControl(startup_ms=1000, move_ms=20, bank_ms=0), margin_ms=10)
 

@@ -1,4 +1,4 @@
-"""``famiglia check-bot``: run one bot through the conformance checks (tournaments.checkbot)."""
+"""``famiglia check-bot``: run one bot through the conformance checks (tournaments.hosting.checkbot)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from tournaments.hosting.markup import NAME_CHARS, shown
 # The checks themselves (the engines, the referee, the sandbox) are imported
 # when a bot is checked, not at every start of famiglia (tournaments.cli).
 if TYPE_CHECKING:
-    from tournaments.checkbot.report import CheckReport
+    from tournaments.hosting.checkbot.report import CheckReport
 
 __all__ = ["check_bot_command", "print_report", "startup_line"]
 
@@ -90,8 +90,8 @@ def check_bot_command(
     import trio
 
     from referee.games import get_rules
-    from tournaments.checkbot.games import check_bot
     from tournaments.config.bot_names import load_named_bot
+    from tournaments.hosting.checkbot.games import check_bot
 
     with user_errors():
         get_rules(game)

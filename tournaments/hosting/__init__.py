@@ -15,6 +15,8 @@
 - ``sprt``: the sequential test that stops a head-to-head once it decides.
 - ``viewer``: the self-contained HTML page that replays one game.
 - ``markup``: text a bot controls, as Rich markup that prints it literally.
+- ``checkbot``: does a bot follow the protocol (``famiglia check-bot``, and the
+  ladder's check of every submission).
 
 A tournament is one competition on this floor, the ladder another; neither keeps a copy of it.
 """

@@ -24,7 +24,7 @@ from referee.match import MatchSpec, run_match
 from referee.settings import RefereeSettings
 from tests.referee.games.sotto_site import forget_sotto, install_sotto
 from tests.tournaments.human.test_human_seat import OVER, PASSER, PROMPT, pexpect, spawn
-from tournaments.checkbot.seats import RandomSeat
+from tournaments.hosting.checkbot.seats import RandomSeat
 from tournaments.human.seat import HumanSeat
 
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from tournaments.checkbot.transcript import Transcript
+from tournaments.hosting.checkbot.transcript import Transcript
 
 
 class _FakeProcess:

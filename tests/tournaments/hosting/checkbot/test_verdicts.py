@@ -16,9 +16,9 @@ from protocol.messages import TimeControl
 from referee.games import get_rules
 from referee.games.base import GameRules
 from tests.conftest import ROOT
-from tests.tournaments.checkbot.bot_checks import bot_folder, check_named, failing, run_check
-from tournaments.checkbot.verdicts import CAUSE_FIXES, CHECKS
+from tests.tournaments.hosting.checkbot.bot_checks import bot_folder, check_named, failing, run_check
 from tournaments.cli import app
+from tournaments.hosting.checkbot.verdicts import CAUSE_FIXES, CHECKS
 
 pytestmark = pytest.mark.slow
 

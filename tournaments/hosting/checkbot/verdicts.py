@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from referee.games.base import GameRules
-from tournaments.checkbot.report import CheckResult, Thinking, needed_startup_ms
-from tournaments.checkbot.transcript import Transcript
+from tournaments.hosting.checkbot.report import CheckResult, Thinking, needed_startup_ms
+from tournaments.hosting.checkbot.transcript import Transcript
 
 __all__ = ["CAUSE_FIXES", "CHECKS", "FIXES", "JUDGED_OVER_THE_RUN", "Verdicts", "cause_fix", "needs"]
 

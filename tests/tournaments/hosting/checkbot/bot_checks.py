@@ -15,8 +15,8 @@ from protocol.messages import TimeControl
 from referee.bots import load_bot
 from referee.build import build_bot
 from referee.settings import RefereeSettings
-from tournaments.checkbot.games import check_bot
-from tournaments.checkbot.report import CheckReport, CheckResult
+from tournaments.hosting.checkbot.games import check_bot
+from tournaments.hosting.checkbot.report import CheckReport, CheckResult
 
 __all__ = ["CLOCK", "bot_folder", "check_named", "failing", "run_check"]
 

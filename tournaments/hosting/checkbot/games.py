@@ -37,7 +37,7 @@ from referee.match import MatchSpec, run_match
 from referee.process import BotProcess
 from referee.seats import WarmPool, open_pool
 from referee.settings import RefereeSettings
-from tournaments.checkbot.probes import (
+from tournaments.hosting.checkbot.probes import (
     WATCHED_FILES,
     bot_processes,
     changed_files,
@@ -45,10 +45,10 @@ from tournaments.checkbot.probes import (
     held_output,
     ignoring_sigterm,
 )
-from tournaments.checkbot.report import CheckReport, CheckResult, startup_over, thinking_over
-from tournaments.checkbot.seats import RandomSeat
-from tournaments.checkbot.transcript import Transcript
-from tournaments.checkbot.verdicts import CHECKS, FIXES, JUDGED_OVER_THE_RUN, Verdicts, needs
+from tournaments.hosting.checkbot.report import CheckReport, CheckResult, startup_over, thinking_over
+from tournaments.hosting.checkbot.seats import RandomSeat
+from tournaments.hosting.checkbot.transcript import Transcript
+from tournaments.hosting.checkbot.verdicts import CHECKS, FIXES, JUDGED_OVER_THE_RUN, Verdicts, needs
 
 __all__ = ["TIMEOUTS_IN_A_ROW", "CheckGame", "CheckRun", "check_bot", "variant_games"]
 

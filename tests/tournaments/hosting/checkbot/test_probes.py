@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tournaments.checkbot import probes
-from tournaments.checkbot.probes import bot_processes, changed_files, folder_snapshot, ignoring_sigterm
+from tournaments.hosting.checkbot import probes
+from tournaments.hosting.checkbot.probes import bot_processes, changed_files, folder_snapshot, ignoring_sigterm
 
 
 def test_a_write_a_new_file_and_a_removal_are_the_changes_and_bytecode_caches_are_not(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""check-bot's games (tournaments.checkbot.games): sample bots pass, each hostile bot fails the check naming its fault.
+"""check-bot's games (tournaments.hosting.checkbot.games): sample bots pass, each hostile bot fails the check naming its fault.
 
 Every case runs the real check (real processes, the referee's run_match) with
 short clocks, so a timeout costs under a second.
@@ -15,7 +15,7 @@ import pytest
 from protocol.messages import TimeControl
 from referee.settings import BotLimits
 from tests.conftest import SAMPLE_BOTS, TEST_BOTS
-from tests.tournaments.checkbot.bot_checks import bot_folder, check_named, failing, run_check
+from tests.tournaments.hosting.checkbot.bot_checks import bot_folder, check_named, failing, run_check
 
 pytestmark = pytest.mark.slow
 

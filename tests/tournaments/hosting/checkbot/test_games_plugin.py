@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.referee.games.sotto_site import EXAMPLE_BOT, forget_sotto, install_sotto
-from tests.tournaments.checkbot.bot_checks import failing, run_check
+from tests.tournaments.hosting.checkbot.bot_checks import failing, run_check
 
 pytestmark = pytest.mark.slow
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from tournaments.checkbot.report import (
+from tournaments.config.ranges import MIN_STARTUP_MS
+from tournaments.hosting.checkbot.report import (
     CheckReport,
     CheckResult,
     needed_startup_ms,
     startup_over,
     thinking_over,
 )
-from tournaments.config.ranges import MIN_STARTUP_MS
 
 
 @pytest.mark.parametrize(
