@@ -7,7 +7,7 @@ running as root::
 
     setpriv --pdeathsig KILL --                       # dies with the referee's thread
     prlimit --as=.. --nofile=.. --fsize=.. --nproc=.. --cpu=.. --core=0 --
-    bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts [--unshare-cgroup]
+    bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup-try
           --die-with-parent --seccomp FD <the bot's view: referee.sandbox.view> --
     setpriv --reuid U --regid U --clear-groups --nnp --inh-caps -all --bounding-set -all --pdeathsig KILL --
     sh -c 'exec "$@" 1<>"$0"' <stdout fifo> <the bot's command>
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Mapping
 from typing import Literal
 
 from referee.bots import BotSpec
@@ -39,6 +40,7 @@ from referee.sandbox.cgroup_host import cgroup_support
 from referee.sandbox.host import HostSupport, host_support
 from referee.sandbox.leftovers import sweep_once
 from referee.sandbox.limits import nproc_flag, prlimit_flags
+from referee.sandbox.procfixed import fixed_proc_fds
 from referee.sandbox.resources import LAST_UID, UIDS_PER_REFEREE, fifos, uids
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, mount_flags
@@ -126,9 +128,10 @@ def _bwrap_flags(level: SandboxLevel, host: HostSupport, seccomp_fd: int, *, new
         flags.append("--new-session")
     if not host.root:
         flags += ["--unshare-user", "--disable-userns"]
-    flags += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--hostname", "famiglia"]
-    if level == "strict":
-        flags.append("--unshare-cgroup-try")
+    # A cgroup namespace of its own (where the kernel has them): its /proc/self/cgroup
+    # names its own group as the root, not the host's path with the referee's pid.
+    flags += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+              "--hostname", "famiglia"]  # fmt: skip
     flags += ["--die-with-parent", "--seccomp", str(seccomp_fd)]
     return flags
 
@@ -145,12 +148,15 @@ def launcher_argv(
     writable: str | None = None,
     join: str = "",
     runtimes: tuple[str, ...] = (),
+    fixed_proc: Mapping[str, int] | None = None,
 ) -> list[str]:
     """The full argv that starts ``spec`` at ``level`` (pure: builds, runs nothing).
 
     ``uid``: the bot's own uid (root referee); ``fifo``: the path its stdout is
     opened on (None: it keeps the inherited stdout, as a build does);
     ``seccomp_fd``: a descriptor the filter can be read from;
+    ``fixed_proc``: descriptors of the /proc files shown with fixed content
+    (``referee.sandbox.procfixed``);
     ``writable``: a folder the command may write (a build's);
     ``join``: shell that moves the chain's first shell into the bot's control
     group (``BotCgroup.join_script``), so that the whole tree is in it.
@@ -170,7 +176,8 @@ def launcher_argv(
     # something only for a bot with a uid of its own.
     assert host.prlimit is not None
     limit = [host.prlimit, *prlimit_flags(spec, limits, root=host.root, with_nproc=uid is not None), "--"]
-    view = mount_flags(spec, fifo=fifo, tmp_bytes=limits.tmp_mb << 20, writable=writable, runtimes=runtimes)
+    view = mount_flags(spec, fifo=fifo, tmp_bytes=limits.tmp_mb << 20, writable=writable, runtimes=runtimes,
+                       fixed_proc=fixed_proc)  # fmt: skip
     inside = ["--chdir", spec.cwd, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--"]
     drop: list[str] = []
     if host.root:
@@ -225,6 +232,8 @@ class Launch:
         self.uid = uid
         self.fifo = fifo
         self.seccomp_fd = seccomp_fd
+        self.fixed_proc: dict[str, int] = {}
+        """Descriptors of the /proc files the bot sees with fixed content (``referee.sandbox.procfixed``)."""
         self.cgroup: BotCgroup | None = None
         """The control group of the bot's whole tree (None: this host has none to give)."""
         # bwrap reports a bot killed by signal N as exit 128+N.
@@ -233,7 +242,7 @@ class Launch:
 
     @property
     def pass_fds(self) -> tuple[int, ...]:
-        return (self.seccomp_fd,) if self.seccomp_fd is not None else ()
+        return (*((self.seccomp_fd,) if self.seccomp_fd is not None else ()), *self.fixed_proc.values())
 
     @property
     def description(self) -> str:
@@ -251,6 +260,9 @@ class Launch:
         if self.seccomp_fd is not None:
             os.close(self.seccomp_fd)
             self.seccomp_fd = None
+        for fd in self.fixed_proc.values():
+            os.close(fd)
+        self.fixed_proc = {}
 
     def kill_tree(self) -> None:
         """SIGKILL every process of the bot's tree still in its control group (nothing without one)."""
@@ -304,11 +316,12 @@ def prepare(spec: BotSpec, settings: RefereeSettings, purpose: Purpose = "bot") 
     try:
         launch.fifo = None if build else fifos.make_fifo(uid)
         launch.seccomp_fd = _seccomp_fd(level)
+        launch.fixed_proc = fixed_proc_fds(settings.limits.memory_mb << 20)
         launch.cgroup = _tree_group(purpose, settings.limits)
         launch.argv = launcher_argv(
             level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd,
             writable=spec.cwd if build else None, join=launch.cgroup.join_script() if launch.cgroup is not None else "",
-            runtimes=settings.runtimes,
+            runtimes=settings.runtimes, fixed_proc=launch.fixed_proc,
         )  # fmt: skip
     except BaseException:
         launch.release()

@@ -24,6 +24,12 @@ between seats, and a view of the host. Covered, each for this reason:
 - ``sys/fs/file-nr``, ``inode-nr``, ``dentry-state``, ``aio-nr``: how many
   files, inodes and asynchronous I/O contexts the machine holds, which a seat
   moves by the number it opens;
+- ``sys/kernel/pty/nr``: how many terminals the machine has open, which a
+  seat moves by opening its own (``/dev/ptmx``);
+- ``swaps``: how much of each swap area the machine uses;
+- ``cgroups``: how many control groups each controller has, one more for
+  every bot the host starts;
+- ``key-users``: every user's count of kernel keys;
 - ``pressure/``: how long the machine's tasks stalled for CPU, memory, I/O;
 - ``irq/``: per-interrupt counts.
 
@@ -37,14 +43,12 @@ the CPUs; libuv takes the uptime from ``clock_gettime``. Node's ``os.cpus()``
 lists no CPU (it reads ``/proc/stat``); ``os.availableParallelism()`` counts
 them.
 
-Left visible, and why: ``cpuinfo`` (the CPU's model and features, which
-runtimes read; of other processes it tells at most the current clock rate, on
-some machines); ``meminfo`` (runtimes size their heaps from it; besides, the
-``sysinfo`` system call reports the machine's free memory, load averages and
-number of threads, and cannot be refused: the C library asks it for the
-machine's memory and does not check its error); files only root may read
-(``timer_list``, ``slabinfo``, ...); ``net/``, which is the bot's own network
-namespace's.
+Shown with fixed content instead (``referee.sandbox.procfixed``): ``meminfo``
+and ``cpuinfo``, which runtimes read. Left visible, and why: files only root
+may read (``timer_list``, ``slabinfo``, ...); ``net/`` and ``sysvipc/``, the
+bot's own network and IPC namespaces'. The ``sysinfo`` system call reports the
+machine's free memory, load and number of threads too: ``strict`` refuses it
+(``referee.sandbox.seccomp`` says why ``standard`` cannot).
 """
 
 from __future__ import annotations
@@ -71,6 +75,10 @@ MASKED_FILES = (
     "sys/fs/inode-nr",
     "sys/fs/dentry-state",
     "sys/fs/aio-nr",
+    "sys/kernel/pty/nr",
+    "swaps",
+    "cgroups",
+    "key-users",
 )
 MASKED_FOLDERS = ("pressure", "irq")
 

@@ -42,9 +42,46 @@ What they do not cover is refused here, at both levels:
 - A system call of another ABI (32-bit x86 code on x86_64, x32) is refused
   whole, because its numbers differ.
 
-``strict`` refuses more: tracing, other processes' memory, BPF, perf events,
-userfaultfd, mounting, loading kernel modules, and every new namespace
-(``clone`` with any namespace flag, ``unshare`` and ``setns`` whole).
+- **No kernel state two seats could share through a file they both see.**
+  Every seat sees the same system files, runtime and (for one entrant's two
+  seats) bot folder: the same inodes, and the kernel keeps some state per
+  inode that any opener can change and any other opener can observe. So:
+
+  - *file locks hold nothing*: ``flock`` and the ``fcntl`` lock commands
+    (``F_SETLK``, ``F_SETLKW``, ``F_OFD_SETLK``, ``F_OFD_SETLKW``) succeed
+    without taking a lock. An error would break programs that lock a file
+    of their own at start (Go's and cargo's build caches, the JVM's
+    performance data, SQLite); success with no effect keeps every runtime
+    working and leaves no lock for another seat to find. ``F_GETLK`` stays:
+    with no seat holding a lock, it can only show a lock of the host's.
+    Leases (``F_SETLEASE``) fail with EACCES, as for a file one does not
+    own; directory notices (``F_NOTIFY``) with EINVAL, as on a kernel built
+    without them.
+  - *no watching another's opens*: ``inotify`` and ``fanotify`` report
+    ENOSYS, as on a kernel built without them (programs then poll).
+  - *no looking into the page cache*: ``mincore`` and ``cachestat`` report
+    ENOSYS, ``preadv2`` with ``RWF_NOWAIT`` fails with EOPNOTSUPP (as for a
+    file without that support), and Linux's own asynchronous I/O
+    (``io_setup``, ``io_submit``: the same probe, and a machine-wide
+    counter) reports ENOSYS; the C library's ``aio_*`` uses threads instead.
+    Whether a page of a shared file is in memory still shows in how long
+    reading it takes, and in a page fault's count (docs/sandbox.md).
+- **No sending SIGCONT** (``kill``, ``tkill``, ``tgkill``, ``rt_sigqueueinfo``,
+  ``rt_tgsigqueueinfo``, ``pidfd_send_signal``: EPERM). Where the host has no
+  cgroup freezer the referee stops a seat's processes with SIGSTOP between its
+  requests (``referee.sandbox.sigfreeze``); one of them must not wake the
+  others.
+- **No BPF, perf events or userfaultfd** (EPERM): counters of the machine's
+  caches and scheduler, and a way to stretch a race into a reliable one.
+
+``strict`` refuses more: tracing, other processes' memory, mounting, loading
+kernel modules, every new namespace (``clone`` with any namespace flag,
+``unshare`` and ``setns`` whole), and ``sysinfo`` (ENOSYS), which tells the
+machine's free, shared and buffered memory, load and number of threads, each
+of which a seat moves. ``standard`` keeps ``sysinfo``: a filter cannot write
+an answer, and the C library's ``sysconf(_SC_PHYS_PAGES)`` does not check the
+call's error, so without it every program that sizes its heap by the machine's
+memory (the JVM, .NET, GHC's runtime) reads an undefined number.
 
 Only x86_64 and aarch64 are known; elsewhere ``filter_for`` raises
 ``UnknownArchitecture`` and the levels that need it are refused.
@@ -67,7 +104,7 @@ class UnknownArchitecture(Exception):
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6].
 # Both known machines are little-endian: an argument's low 32 bits come first.
 _NR, _ARCH = 0, 4
-_ARG0, _ARG1 = 16, 24
+_ARG0, _ARG1, _ARG2, _ARG5 = 16, 24, 32, 56
 
 _LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
@@ -76,11 +113,17 @@ _RET_K = 0x06  # BPF_RET | BPF_K
 
 _ALLOW = 0x7FFF0000
 _ERRNO = 0x00050000
+_NO_EFFECT = 0  # as an errno: the call returns 0 without being made
 
 _AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
 _CLONE_NEWUSER = 0x10000000
 _NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C  # the same on x86_64 and aarch64
+# fcntl commands, the same on both machines (64-bit: no separate F_SETLK64).
+_F_SETLK, _F_SETLKW, _F_OFD_SETLK, _F_OFD_SETLKW = 6, 7, 37, 38
+_F_SETLEASE, _F_NOTIFY = 1024, 1026
+_RWF_NOWAIT = 0x08
+_SIGCONT = 18  # the same on both machines
 _X32_BIT = 0x40000000
 
 _Instruction = tuple[int, int, int, int]  # (code, jump if true, jump if false, k)
@@ -104,6 +147,8 @@ _COMMON = {
     "fsconfig": 431,
     "fsmount": 432,
     "fspick": 433,
+    "pidfd_send_signal": 424,
+    "cachestat": 451,
 }
 
 _TABLES = {
@@ -133,6 +178,23 @@ _TABLES = {
             "init_module": 175,
             "finit_module": 313,
             "delete_module": 176,
+            "flock": 73,
+            "fcntl": 72,
+            "inotify_init": 253,
+            "inotify_init1": 294,
+            "inotify_add_watch": 254,
+            "fanotify_init": 300,
+            "fanotify_mark": 301,
+            "mincore": 27,
+            "preadv2": 327,
+            "io_setup": 206,
+            "io_submit": 209,
+            "sysinfo": 99,
+            "kill": 62,
+            "tkill": 200,
+            "tgkill": 234,
+            "rt_sigqueueinfo": 129,
+            "rt_tgsigqueueinfo": 297,
         },
         x32=True,
     ),
@@ -162,6 +224,22 @@ _TABLES = {
             "init_module": 105,
             "finit_module": 273,
             "delete_module": 106,
+            "flock": 32,
+            "fcntl": 25,
+            "inotify_init1": 26,  # aarch64 has no inotify_init
+            "inotify_add_watch": 27,
+            "fanotify_init": 262,
+            "fanotify_mark": 263,
+            "mincore": 232,
+            "preadv2": 286,
+            "io_setup": 0,
+            "io_submit": 2,
+            "sysinfo": 179,
+            "kill": 129,
+            "tkill": 130,
+            "tgkill": 131,
+            "rt_sigqueueinfo": 138,
+            "rt_tgsigqueueinfo": 240,
         },
         x32=False,
     ),
@@ -177,33 +255,56 @@ _REFUSED_ALWAYS = {
     "keyctl": errno.EPERM,
     "add_key": errno.EPERM,
     "request_key": errno.EPERM,
+    "bpf": errno.EPERM,
+    "perf_event_open": errno.EPERM,
+    "userfaultfd": errno.EPERM,
+    # Kernel state kept per file, which every seat's view shares (the module's docstring).
+    "flock": _NO_EFFECT,
+    "inotify_init": errno.ENOSYS,
+    "inotify_init1": errno.ENOSYS,
+    "inotify_add_watch": errno.ENOSYS,
+    "fanotify_init": errno.ENOSYS,
+    "fanotify_mark": errno.ENOSYS,
+    "mincore": errno.ENOSYS,
+    "cachestat": errno.ENOSYS,
+    "io_setup": errno.ENOSYS,
+    "io_submit": errno.ENOSYS,
 }
 _REFUSED_STRICT = {
-    name: errno.EPERM
-    for name in (
-        "ptrace",
-        "process_vm_readv",
-        "process_vm_writev",
-        "bpf",
-        "perf_event_open",
-        "userfaultfd",
-        "unshare",
-        "setns",
-        "mount",
-        "umount2",
-        "pivot_root",
-        "chroot",
-        "kexec_load",
-        "init_module",
-        "finit_module",
-        "delete_module",
-        "open_tree",
-        "move_mount",
-        "fsopen",
-        "fsconfig",
-        "fsmount",
-        "fspick",
-    )
+    "sysinfo": errno.ENOSYS,
+    **{
+        name: errno.EPERM
+        for name in (
+            "ptrace",
+            "process_vm_readv",
+            "process_vm_writev",
+            "unshare",
+            "setns",
+            "mount",
+            "umount2",
+            "pivot_root",
+            "chroot",
+            "kexec_load",
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "open_tree",
+            "move_mount",
+            "fsopen",
+            "fsconfig",
+            "fsmount",
+            "fspick",
+        )
+    },
+}
+# The calls that send a signal, and the argument that holds it: none may send SIGCONT.
+_SIGNAL_ARGUMENT = {
+    "kill": _ARG1,
+    "tkill": _ARG1,
+    "tgkill": _ARG2,
+    "rt_sigqueueinfo": _ARG1,
+    "rt_tgsigqueueinfo": _ARG2,
+    "pidfd_send_signal": _ARG1,
 }
 
 
@@ -257,7 +358,8 @@ def filter_for(level: Literal["standard", "strict"], machine: str | None = None)
     if table.x32:
         program += _when_any_bit(_X32_BIT, _refuse(errno.EPERM))
     for name, code in refused.items():
-        program += _when_equal(nr[name], _refuse(code))
+        if name in nr:  # a call this machine lacks (inotify_init on aarch64) needs no refusal
+            program += _when_equal(nr[name], _refuse(code))
     # The calls refused by their arguments: each block ends in its own return.
     program += _for_call(
         nr["socket"],
@@ -284,6 +386,26 @@ def filter_for(level: Literal["standard", "strict"], machine: str | None = None)
     program += _for_call(
         nr["clone"], [_op(_LD_W_ABS, _ARG0), *_when_any_bit(new_namespaces, _refuse(errno.EPERM)), _ALLOWED]
     )
+    program += _for_call(
+        nr["fcntl"],
+        [
+            _op(_LD_W_ABS, _ARG1),
+            *_when_equal(_F_SETLK, _refuse(_NO_EFFECT)),
+            *_when_equal(_F_SETLKW, _refuse(_NO_EFFECT)),
+            *_when_equal(_F_OFD_SETLK, _refuse(_NO_EFFECT)),
+            *_when_equal(_F_OFD_SETLKW, _refuse(_NO_EFFECT)),
+            *_when_equal(_F_SETLEASE, _refuse(errno.EACCES)),
+            *_when_equal(_F_NOTIFY, _refuse(errno.EINVAL)),
+            _ALLOWED,
+        ],
+    )
+    program += _for_call(
+        nr["preadv2"], [_op(_LD_W_ABS, _ARG5), *_when_any_bit(_RWF_NOWAIT, _refuse(errno.EOPNOTSUPP)), _ALLOWED]
+    )
+    for name, argument in _SIGNAL_ARGUMENT.items():
+        program += _for_call(
+            nr[name], [_op(_LD_W_ABS, argument), *_when_equal(_SIGCONT, _refuse(errno.EPERM)), _ALLOWED]
+        )
     if level == "standard":  # strict refuses unshare whatever its flags
         program += _for_call(
             nr["unshare"], [_op(_LD_W_ABS, _ARG0), *_when_any_bit(_CLONE_NEWUSER, _refuse(errno.EPERM)), _ALLOWED]

@@ -17,8 +17,10 @@ what this module lists:
   ``bot.toml``; for a bot given as a command line, only the files the line
   names (a command line's working folder is often the host's own, full of
   results);
-- a fresh ``/proc`` of its PID namespace, a minimal ``/dev`` and a private
-  ``/tmp`` (memory, ``tmp_mb``), its scratch space and its ``HOME``.
+- a fresh ``/proc`` of its PID namespace, with the machine's counters covered
+  (``referee.sandbox.procmask``) and ``meminfo`` and ``cpuinfo`` fixed
+  (``referee.sandbox.procfixed``), a minimal ``/dev`` and a private ``/tmp``
+  (memory, ``tmp_mb``), its scratch space and its ``HOME``.
 
 Nothing else of the host exists there: not ``/home`` or ``/root``, not
 ``/run`` or ``/var`` (where the host's unix sockets live), not the harness's
@@ -32,11 +34,12 @@ import shutil
 import stat
 import sys
 import sysconfig
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from referee.bots import BotSpec
+from referee.sandbox.procfixed import fixed_proc_flags
 from referee.sandbox.procmask import proc_mask_flags
 from referee.sandbox.runtimes import Toolchain, for_folder, for_program, homes
 
@@ -278,18 +281,22 @@ def mount_flags(
     tmp_bytes: int,
     writable: str | None = None,
     runtimes: Sequence[str] = (),
+    fixed_proc: Mapping[str, int] | None = None,
 ) -> list[str]:
     """bwrap's flags for what the bot sees: the system, the runtime, the bot's files, /proc, /dev, /tmp.
 
     ``fifo``: the bot's stdout FIFO, mounted writable at ``FIFO_INSIDE``.
     ``writable``: a folder mounted read-write instead of read-only (a build's).
     ``runtimes``: folders the host named, mounted read-only like the runtime.
+    ``fixed_proc``: {file of /proc: a descriptor of the content it shows}
+    (``referee.sandbox.procfixed``).
     Then the variables a version manager's proxy needs (``runtime_env``) as
     ``--setenv``: they name mounted folders, so they are made with the view.
     """
     flags = system_flags()
     flags += ["--proc", "/proc", "--dev", "/dev"]
     flags += proc_mask_flags()  # the machine-wide counters of /proc, covered
+    flags += fixed_proc_flags(fixed_proc or {})  # and what runtimes read there, fixed
     flags += ["--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes > 0 else []), "--tmpfs", "/tmp"]
     # After /tmp: a bot folder or a runtime may live under it, and must be mounted over the tmpfs.
     system = [*SYSTEM_FOLDERS, *_SYSTEM_LINKS, "/tmp", "/dev", "/proc"]
