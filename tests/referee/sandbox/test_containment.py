@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import trio
 
 from protocol.messages import TimeControl
 from referee.bots import BotSpec, load_bot
@@ -135,6 +136,33 @@ async def test_a_bot_sees_no_file_of_the_host_and_writes_none(level: str, host: 
         assert "uid=0 " not in uid_line
     assert "home=/tmp" in uid_line and f"cwd={snoop}" in uid_line
     assert secret.read_text() == "the host's" and store.read_text() == "results"
+
+
+CGROUP_PEEK = """
+import sys
+sys.stderr.write(open("/proc/self/cgroup").read() + "peek: done\\n")
+sys.stderr.flush()
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+async def test_a_bot_sees_its_own_control_group_as_the_root_not_the_hosts_path_or_the_referees_pid(
+    level: str, host: Path
+) -> None:
+    # Issue 42, item 7: at standard /proc/self/cgroup named the host's cgroup path and,
+    # in the group's name, the referee's pid. A cgroup namespace of its own shows "/".
+    settings = RefereeSettings(sandbox=require_level(level), grace_ms=200)
+    spec = BotSpec(name="peek", command=[sys.executable, "-c", CGROUP_PEEK], cwd=str(host))
+    async with open_bot(spec, settings) as bot:
+        with trio.move_on_after(10):
+            while "peek: done" not in bot.stderr_text():
+                await trio.sleep(0.02)
+    lines = [line for line in bot.stderr_text().splitlines() if line.count(":") >= 2]
+    assert lines, bot.stderr_text()
+    for line in lines:
+        assert line.split(":", 2)[2] == "/", line
+    assert str(os.getpid()) not in bot.stderr_text() and "famiglia" not in bot.stderr_text()
 
 
 # --- sockets: none of the host's is reachable ----------------------------------------

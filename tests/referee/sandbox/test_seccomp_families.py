@@ -135,8 +135,17 @@ async def test_the_machines_counters_in_proc_tell_a_bot_nothing(level: str, aren
 # --- runtimes still start, and take the refusals gracefully -----------------------------
 
 PYTHON = """
-import os, socket, sys
+import fcntl, os, socket, sqlite3, sys
 def say(text): print("runtime:", text, file=sys.stderr, flush=True)
+# Locks hold nothing in the sandbox, but taking one succeeds: a program that locks its own files runs.
+with open("/tmp/own.lock", "w") as own:
+    fcntl.flock(own, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fcntl.lockf(own, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    say("locked yes")
+with sqlite3.connect("/tmp/own.sqlite") as db:  # SQLite locks its file with fcntl
+    db.execute("create table t (x)")
+    db.execute("insert into t values (1)")
+    say(f"sqlite {db.execute('select count(*) from t').fetchone()[0]}")
 try:
     say(f"interfaces {socket.if_nameindex()}")
 except OSError as exc:
@@ -153,6 +162,7 @@ say("done")
 NODE = """
 const os = require("os");
 const say = (text) => process.stderr.write(`runtime: ${text}\\n`);
+try { require("fs").watch("/tmp").close(); say("watch yes"); } catch (e) { say(`watch refused: ${-e.errno}`); }
 try { say(`interfaces ${Object.keys(os.networkInterfaces())}`); } catch (e) { say(`interfaces refused: ${e.info.errno}`); }
 say(`cpus ${os.availableParallelism()}`);
 try { require("fs").readFileSync("/proc/stat"); say("stat read"); } catch (e) { say(`stat refused: ${-e.errno}`); }
@@ -177,23 +187,60 @@ public class Probe {
 """
 
 
-@pytest.mark.parametrize("runtime", ["python", "node", "java"])
-async def test_runtimes_start_list_interfaces_gracefully_and_count_the_cpus(runtime: str, arena: Path) -> None:
+C = r"""
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+int main(void) {
+    int fd = open("/tmp/own.lock", O_CREAT | O_RDWR, 0600);
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    fprintf(stderr, "runtime: locked %s\n", flock(fd, LOCK_EX | LOCK_NB) == 0 && fcntl(fd, F_SETLK, &lock) == 0 ? "yes" : "no");
+    fprintf(stderr, "runtime: watch %s\n", inotify_init1(0) == -1 && errno == ENOSYS ? "refused: 38" : "yes");
+    fprintf(stderr, "runtime: cpus %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+    fprintf(stderr, "runtime: stat %s\n", open("/proc/stat", O_RDONLY) == -1 && errno == EACCES ? "refused: 13" : "read");
+    fprintf(stderr, "runtime: done\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("runtime", ["python", "node", "java", "c"])
+async def test_runtimes_start_list_interfaces_gracefully_and_count_the_cpus(
+    runtime: str, level: str, arena: Path
+) -> None:
     # glibc's getifaddrs and if_nameindex, and libuv's interface list, ask
     # netlink: refused, they fail with EAFNOSUPPORT and the program goes on.
     # The JVM lists interfaces with ioctls on an IPv4 socket: it still sees lo.
-    program = {"python": [sys.executable, "-c", PYTHON], "node": ["node", "-e", NODE], "java": ["java", "Probe.java"]}
-    if runtime != "python" and shutil.which(program[runtime][0]) is None:
-        pytest.skip(f"{runtime} is not installed")
+    # File locks succeed without holding anything; watching files is refused.
+    program = {"python": [sys.executable, "-c", PYTHON], "node": ["node", "-e", NODE], "java": ["java", "Probe.java"],
+               "c": [str(arena / "probe")]}  # fmt: skip
+    needs = {"node": "node", "java": "java", "c": "cc"}
+    if runtime in needs and shutil.which(needs[runtime]) is None:
+        pytest.skip(f"{needs[runtime]} is not installed")
     (arena / "Probe.java").write_text(JAVA)
     os.chmod(arena / "Probe.java", 0o644)
+    if runtime == "c":
+        (arena / "probe.c").write_text(C)
+        await trio.run_process(["cc", "-O1", "-o", str(arena / "probe"), str(arena / "probe.c")])
+        os.chmod(arena / "probe", 0o755)
     spec = BotSpec(name=runtime, command=program[runtime], cwd=str(arena))
-    seen = report(await stderr_inside(spec, "standard", "runtime: done"), "runtime")
+    seen = report(await stderr_inside(spec, level, "runtime: done"), "runtime")
     assert int(seen["cpus"]) >= 1
     assert seen["stat"] == f"refused: {errno.EACCES}"
+    if runtime in ("python", "c"):
+        assert seen["locked"] == "yes"
+    if runtime == "python":
+        assert seen["sqlite"] == "1"
+    if runtime in ("node", "c"):
+        assert seen["watch"] == f"refused: {errno.ENOSYS}"
     if runtime == "java":
         assert int(seen["interfaces"]) >= 1
-    else:
+    elif runtime != "c":
         assert seen["interfaces"] == f"refused: {errno.EAFNOSUPPORT}"
         assert seen["resolved"] in ("127.0.0.1", "::1")  # AI_ADDRCONFIG's check copes without netlink
 
@@ -262,3 +309,53 @@ def test_the_filter_allow_lists_socket_families_and_refuses_user_namespaces_keyr
     assert verdict(program, 0x40000003, nr["read"]) == refused(errno.EPERM)  # 32-bit x86
     if machine == "x86_64":
         assert verdict(program, arch, 0x40000000 | nr["read"]) == refused(errno.EPERM)  # x32
+
+
+SHARED_STATE = {  # the calls that reach kernel state kept per file or per machine (the kernel's tables)
+    "x86_64": {"flock": 73, "fcntl": 72, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
+               "fanotify_init": 300, "fanotify_mark": 301, "mincore": 27, "cachestat": 451, "preadv2": 327,
+               "io_setup": 206, "io_submit": 209, "sysinfo": 99, "kill": 62, "tkill": 200, "tgkill": 234,
+               "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424, "bpf": 321,
+               "perf_event_open": 298, "userfaultfd": 323},
+    "aarch64": {"flock": 32, "fcntl": 25, "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_init": 262,
+                "fanotify_mark": 263, "mincore": 232, "cachestat": 451, "preadv2": 286, "io_setup": 0,
+                "io_submit": 2, "sysinfo": 179, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
+                "rt_tgsigqueueinfo": 240, "pidfd_send_signal": 424, "bpf": 280, "perf_event_open": 241,
+                "userfaultfd": 282},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_filter_takes_locks_watches_page_cache_probes_and_sigcont_away(machine: str, level: str) -> None:
+    program = filter_for(level, machine)  # type: ignore[arg-type]
+    nr, arch = SHARED_STATE[machine], AUDIT_ARCH[machine]
+
+    def call(name: str, *args: int) -> int:
+        return verdict(program, arch, nr[name], *args)
+
+    no_effect = refused(0)  # SECCOMP_RET_ERRNO with 0: the call returns 0 and is not made
+    assert call("flock", 3, 2) == call("flock", 3, 1 | 4) == no_effect
+    for command in (6, 7, 37, 38):  # F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+        assert call("fcntl", 3, command, 0) == no_effect, command
+    assert call("fcntl", 3, 1024, 0) == refused(errno.EACCES)  # F_SETLEASE
+    assert call("fcntl", 3, 1026, 0) == refused(errno.EINVAL)  # F_NOTIFY
+    for command in (0, 1, 2, 3, 4, 5, 36, 1025, 1030, 1031):  # dup, flags, F_GETLK, F_OFD_GETLK, pipes...
+        assert call("fcntl", 3, command, 0) == ALLOW, command
+    for name in ("inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark", "mincore", "cachestat",
+                 "io_setup", "io_submit"):  # fmt: skip
+        assert call(name, 0) == refused(errno.ENOSYS), name
+    if machine == "x86_64":
+        assert call("inotify_init") == refused(errno.ENOSYS)
+    assert call("preadv2", 3, 0, 1, 0, 0, 0x08) == call("preadv2", 3, 0, 1, 0, 0, 0x18) == refused(errno.EOPNOTSUPP)
+    assert call("preadv2", 3, 0, 1, 0, 0, 0) == call("preadv2", 3, 0, 1, 0, 0, 0x10) == ALLOW  # RWF_APPEND
+    for name, where in (("kill", 1), ("tkill", 1), ("tgkill", 2), ("rt_sigqueueinfo", 1), ("rt_tgsigqueueinfo", 2),
+                        ("pidfd_send_signal", 1)):  # fmt: skip
+        arguments = [5, 5, 5]
+        arguments[where] = 18  # SIGCONT
+        assert call(name, *arguments) == refused(errno.EPERM), name
+        for signal_number in (9, 15, 19, 10):  # SIGKILL, SIGTERM, SIGSTOP, SIGUSR1
+            arguments[where] = signal_number
+            assert call(name, *arguments) == ALLOW, (name, signal_number)
+    assert call("bpf", 0) == call("perf_event_open", 0) == call("userfaultfd", 0) == refused(errno.EPERM)
+    assert call("sysinfo", 0) == (refused(errno.ENOSYS) if level == "strict" else ALLOW)

@@ -1,0 +1,175 @@
+"""Two seats share no kernel state (issue 42, item 1): every channel carries 0 bits between them.
+
+Every seat sees the same system files, and the kernel keeps state per file
+that one opener sets and another can read: locks, watches, pages in memory.
+It keeps objects per namespace (IPC, abstract sockets), per user (keys), and
+figures for the whole machine (threads, memory, terminals). A writer and a
+reader (tests/bots/hostile/kernel_courier), each started as the referee
+starts a bot, try each: the writer spells a secret, the reader reads it back,
+then both again with the secret's complement. A channel that carries nothing
+gives the reader the same answer both times (or refuses it). The control:
+the same pair, unconfined, reads both secrets exactly, so each test can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.sandbox import require_level
+from tests.conftest import ROOT
+from tests.referee.sandbox.test_containment import (
+    _interpreter_for_others,
+    _referee_code_for_others,
+    _regular_user,
+    copy_bot,
+)
+
+pytestmark = pytest.mark.slow
+
+BITS = 12
+PAIR = ROOT / "tests" / "bots" / "hostile" / "kernel_courier" / "pair.py"
+ON_FILES = ["flock", "posix", "ofd", "inotify", "fanotify", "nowait", "mincore", "cachestat"]
+ON_FOLDERS = ["dnotify"]
+BY_NAME = ["msg", "shm", "sem", "mq", "abstract", "devshm", "tmp", "keys"]
+MACHINE = {"pty_nr": 20, "procs": 100, "meminfo": 512}
+"""The machine's figures and how much of each the writer takes: terminals, threads, MiB."""
+
+
+@pytest.fixture
+def arena() -> Iterator[Path]:
+    """A folder of the host's open to every user (mode 755), for bots with uids of their own."""
+    folder = Path(tempfile.mkdtemp(prefix="famiglia-seats-", dir="/tmp"))
+    os.chmod(folder, 0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _system_files() -> tuple[list[str], list[str]]:
+    """Files and leaf folders of the system that every seat sees and nothing else reads while the tests run.
+
+    Time zones of the "right" (leap second) kind: no program here reads them.
+    """
+    root = Path("/usr/share/zoneinfo/right")
+    if not root.is_dir():
+        root = Path("/usr/share/doc")
+    walked = sorted(root.rglob("*"))
+    files = [str(p) for p in walked if p.is_file() and not p.is_symlink() and p.stat().st_size > 0]
+    leaves = [
+        str(p) for p in walked
+        if p.is_dir() and not p.is_symlink() and any(c.is_file() for c in p.iterdir())
+        and not any(c.is_dir() for c in p.iterdir())
+    ]  # fmt: skip
+    if len(files) < BITS * len(ON_FILES) or len(leaves) < BITS:
+        pytest.skip(f"{root} has too few files for {BITS} bits on each channel")
+    return files, leaves
+
+
+def plan(machine: dict[str, int]) -> tuple[dict[str, Any], str]:
+    """What the pair tries (each channel's targets, a secret and its complement), and the secret."""
+    secret = f"{random.getrandbits(BITS) | 1 | 1 << (BITS - 1):0{BITS}b}"
+    complement = "".join("1" if bit == "0" else "0" for bit in secret)
+    files, leaves = _system_files()
+    discrete: dict[str, dict[str, Any]] = {}
+    for number, channel in enumerate(ON_FILES):
+        discrete[channel] = {"targets": files[number * BITS : (number + 1) * BITS]}
+    discrete["dnotify"] = {"targets": leaves[:BITS]}
+    for channel in BY_NAME:
+        discrete[channel] = {"targets": [str(BITS)]}
+    for task in discrete.values():
+        task["secrets"] = [secret, complement]
+    return {"tag": random.randrange(1, 1 << 20), "discrete": discrete, "analog": machine}, secret
+
+
+def run_pair(level: str, courier: Path, tasks: dict[str, Any], *, user: Any = None, code: Path | None = None) -> Any:
+    """Run pair.py (as ``user`` with ``code`` on its path, else as this process's user); its JSON report."""
+    env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
+    command = [sys.executable, str(PAIR), level, str(courier)]
+    if user is not None:
+        env = {"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "PYTHONPATH": str(code), "LANG": "C.UTF-8"}
+        command = ["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups",
+                   _interpreter_for_others(), str(courier.parent / "pair.py"), level, str(courier)]  # fmt: skip
+    done = subprocess.run(command, input=json.dumps(tasks), capture_output=True, text=True, env=env, timeout=300,
+                          check=False, cwd=str(courier.parent))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def leaks(report: Any) -> dict[str, list[str]]:
+    """The channels whose reader answered differently for the secret and its complement: each carried bits."""
+    return {channel: answers for channel, answers in report["discrete"].items() if answers[0] != answers[1]}
+
+
+def figure(answer: str) -> int:
+    word, _, value = answer.partition(" ")
+    assert word == "value", answer
+    return int(value)
+
+
+@pytest.mark.parametrize("level", ["standard", "strict"])
+def test_no_kernel_state_one_seat_sets_tells_another_seat_a_bit(level: str, arena: Path) -> None:
+    require_level(level)
+    courier = copy_bot(arena, "kernel_courier")
+    # sysinfo's figures stay readable at standard (referee.sandbox.seccomp says why): strict only.
+    machine = {name: amount for name, amount in MACHINE.items() if name != "procs" or level == "strict"}
+    tasks, _ = plan(machine)
+    report = run_pair(level, courier, tasks)
+    assert leaks(report) == {}, report["discrete"]
+    # What the filter refuses, and why it is not a bit either way.
+    refused = {channel: answers[0] for channel, answers in report["discrete"].items() if "refused" in answers[0]}
+    assert refused == {"dnotify": "refused EINVAL", "inotify": "refused ENOSYS", "fanotify": "refused ENOSYS",
+                       "nowait": "refused ENOTSUP", "mincore": "refused ENOSYS", "cachestat": "refused ENOSYS",
+                       "abstract": "refused EACCES", "keys": "refused EPERM"}  # fmt: skip
+    # Locks hold nothing; IPC objects, /dev/shm and /tmp are each seat's own: the reader finds none.
+    for channel in ("flock", "posix", "ofd", "msg", "shm", "sem", "mq", "devshm", "tmp"):
+        assert report["discrete"][channel] == ["bits " + "0" * BITS] * 2, channel
+    figures = report["analog"]
+    assert figures["pty_nr"] == ["refused EACCES"] * 3
+    assert len(set(figures["meminfo"])) == 1, figures["meminfo"]  # the same fixed figure, whatever the writer holds
+    if level == "strict":
+        assert figures["procs"] == ["refused ENOSYS"] * 3
+
+
+def test_unconfined_the_same_pair_carries_every_secret(arena: Path) -> None:
+    # The control: without the sandbox each channel carries the secret exactly, so the tests above can fail.
+    courier = copy_bot(arena, "kernel_courier")
+    tasks, secret = plan(MACHINE)
+    report = run_pair("none", courier, tasks)
+    complement = "".join("1" if bit == "0" else "0" for bit in secret)
+    wrong = {c: a for c, a in report["discrete"].items() if a != [f"bits {secret}", f"bits {complement}"]}
+    assert wrong == {}, f"secret {secret}: {wrong}"
+    figures = {channel: [figure(answer) for answer in answers] for channel, answers in report["analog"].items()}
+    before, during, _ = figures["pty_nr"]
+    assert during - before >= MACHINE["pty_nr"] // 2, figures
+    before, during, _ = figures["procs"]
+    assert during - before >= MACHINE["procs"] // 2, figures
+    before, during, _ = figures["meminfo"]
+    assert before - during >= (MACHINE["meminfo"] << 10) // 2, figures  # kB
+
+
+def test_a_regular_users_seats_share_no_kernel_state_either(arena: Path) -> None:
+    # Without root both seats run as the user's uid, each in a user namespace of its own,
+    # and with no control group to give: keys, locks and IPC must still carry nothing.
+    user = _regular_user()
+    code = _referee_code_for_others(arena)
+    courier = copy_bot(arena, "kernel_courier")
+    shutil.copy(PAIR, courier.parent / "pair.py")
+    subprocess.run(["chmod", "-R", "o+rX", str(arena)], check=True)
+    tasks, _ = plan({"pty_nr": 20, "meminfo": 256})
+    report = run_pair("standard", courier, tasks, user=user, code=code)
+    assert leaks(report) == {}, report["discrete"]
+    assert report["discrete"]["keys"] == ["refused EPERM"] * 2
+    assert report["analog"]["pty_nr"] == ["refused EACCES"] * 3
+    assert len(set(report["analog"]["meminfo"])) == 1, report["analog"]
