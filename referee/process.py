@@ -31,7 +31,8 @@ from referee.channel import ChannelBase
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
 from referee.pinning import check_pin
 from referee.pipe import LineReader, StreamClosed, write_now
-from referee.sandbox import Launch, kill_strays, prepare
+from referee.sandbox import Launch, SignalFreezer, kill_strays, prepare
+from referee.sandbox.cgroup import BotCgroup
 from referee.settings import RefereeSettings
 
 __all__ = ["BotProcess", "ChildProcess", "RunningProcess", "StderrTail", "open_bot", "raise_open_file_limit"]
@@ -256,14 +257,21 @@ class BotProcess(ChannelBase):
         self.failure: BotError | None = None
         """Set when the referee stopped the bot for something its pipes do not show (a stderr flood)."""
         self.poll_schedule = None  # where the referee's quick-answer polls stood after its last game
-        # The control group of the bot's whole tree (referee.sandbox.cgroup), when it
-        # has one with a freezer and the host did not let bots think on others' time.
+        # What freezes the bot's whole tree between its requests, unless the host lets bots
+        # think on others' time: its control group (referee.sandbox.cgroup) where the host
+        # gives a freezer, else SIGSTOP to every process of its PID namespace (sigfreeze).
         group = launch.cgroup if launch is not None else None
-        self.freezer = group if group is not None and group.can_freeze and not settings.ponder else None
+        self.freezer: BotCgroup | SignalFreezer | None = None
+        if group is not None and group.can_freeze and not settings.ponder:
+            self.freezer = group
+        elif launch is not None and launch.freeze_by_signal:
+            self.freezer = SignalFreezer(process.pid)
         self.frozen = False
         self.meter = group.cpu_usage_ns if group is not None and group.can_measure else None
         """The CPU time in nanoseconds the bot's whole tree has used (the cpu clock reads it); None without."""
-        self.restless = False  # caught running while not asked: frozen between its requests in later games too
+        # Caught running while not asked: frozen between its requests in later games too. Without a
+        # control group there is no CPU meter to catch it by: held between its requests from the start.
+        self.restless = isinstance(self.freezer, SignalFreezer)
 
     @property
     def can_hold(self) -> bool:

@@ -13,6 +13,8 @@
   process; on cgroup v1 the guardian that stops a referee's bots when it dies.
 - ``limits``: per-process resource limits.
 - ``strays``: stopping whatever a bot started, at the end of each game.
+- ``sigfreeze``: holding a bot's tree by SIGSTOP where the host has no cgroup freezer.
+- ``procfixed``: the files of ``/proc`` a bot sees with fixed content (``meminfo``, ``cpuinfo``).
 - ``host``: what this machine offers (bubblewrap and its tools), probed once.
 - ``cgroup_host``: what this machine's control groups give, probed once.
 - ``names``: the names a referee gives what it makes on the host, that a later
@@ -36,6 +38,7 @@ from referee.sandbox.launch import (
     sandbox_summary,
 )
 from referee.sandbox.limits import memory_resource
+from referee.sandbox.sigfreeze import SignalFreezer
 from referee.sandbox.strays import kill_strays
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "HostSupport",
     "Launch",
     "SandboxUnavailable",
+    "SignalFreezer",
     "host_support",
     "kill_strays",
     "launcher_argv",

@@ -209,11 +209,11 @@ def nproc_counted_per_namespace() -> bool:
         return False
 
 
-def _seccomp_fd(level: SandboxLevel) -> int:
+def _seccomp_fd(level: SandboxLevel, *, freeze_by_signal: bool) -> int:
     """A memory file holding the level's filter, positioned at its start, for bwrap to read."""
     fd = os.memfd_create("famiglia-seccomp", 0)  # inheritable: bwrap reads it after exec
     try:
-        os.write(fd, filter_for("strict" if level == "strict" else "standard"))
+        os.write(fd, filter_for("strict" if level == "strict" else "standard", freeze_by_signal=freeze_by_signal))
         os.lseek(fd, 0, os.SEEK_SET)
     except BaseException:
         os.close(fd)
@@ -236,6 +236,9 @@ class Launch:
         """Descriptors of the /proc files the bot sees with fixed content (``referee.sandbox.procfixed``)."""
         self.cgroup: BotCgroup | None = None
         """The control group of the bot's whole tree (None: this host has none to give)."""
+        self.freeze_by_signal = False
+        """The referee holds the bot's tree by SIGSTOP between its requests (``referee.sandbox.sigfreeze``):
+        the host has no cgroup freezer, and bots may not ponder. Its filter refuses what could wake the tree."""
         # bwrap reports a bot killed by signal N as exit 128+N.
         self.signal_exit_codes = level != "none"
         self.namespaced = level != "none"
@@ -315,9 +318,11 @@ def prepare(spec: BotSpec, settings: RefereeSettings, purpose: Purpose = "bot") 
     launch = Launch(level, [], uid=uid, fifo=None, seccomp_fd=None)
     try:
         launch.fifo = None if build else fifos.make_fifo(uid)
-        launch.seccomp_fd = _seccomp_fd(level)
-        launch.fixed_proc = fixed_proc_fds(settings.limits.memory_mb << 20)
         launch.cgroup = _tree_group(purpose, settings.limits)
+        has_freezer = launch.cgroup is not None and launch.cgroup.can_freeze
+        launch.freeze_by_signal = not build and not settings.ponder and not has_freezer
+        launch.seccomp_fd = _seccomp_fd(level, freeze_by_signal=launch.freeze_by_signal)
+        launch.fixed_proc = fixed_proc_fds(settings.limits.memory_mb << 20)
         launch.argv = launcher_argv(
             level, spec, settings.limits, host, uid=uid, fifo=launch.fifo, seccomp_fd=launch.seccomp_fd,
             writable=spec.cwd if build else None, join=launch.cgroup.join_script() if launch.cgroup is not None else "",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 __all__ = ["FIXED_FILES", "fixed_cpuinfo", "fixed_meminfo", "fixed_proc_fds", "fixed_proc_flags"]
 
@@ -100,7 +100,7 @@ def fixed_proc_fds(bound_bytes: int) -> dict[str, int]:
     The caller passes the descriptors to the chain and closes them once it has started.
     Only files this kernel has (bwrap cannot make a mount point in /proc).
     """
-    contents = {"meminfo": lambda: fixed_meminfo(bound_bytes), "cpuinfo": fixed_cpuinfo}
+    contents: dict[str, Callable[[], bytes]] = {"meminfo": lambda: fixed_meminfo(bound_bytes), "cpuinfo": fixed_cpuinfo}
     fds: dict[str, int] = {}
     try:
         for name, content in contents.items():

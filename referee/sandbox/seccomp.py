@@ -66,11 +66,18 @@ What they do not cover is refused here, at both levels:
     counter) reports ENOSYS; the C library's ``aio_*`` uses threads instead.
     Whether a page of a shared file is in memory still shows in how long
     reading it takes, and in a page fault's count (docs/sandbox.md).
-- **No sending SIGCONT** (``kill``, ``tkill``, ``tgkill``, ``rt_sigqueueinfo``,
-  ``rt_tgsigqueueinfo``, ``pidfd_send_signal``: EPERM). Where the host has no
-  cgroup freezer the referee stops a seat's processes with SIGSTOP between its
-  requests (``referee.sandbox.sigfreeze``); one of them must not wake the
-  others.
+- **Nothing that could wake a stopped tree, where the referee freezes by
+  signal** (``freeze_by_signal``: a host with no cgroup freezer, where the
+  referee stops a seat's processes with SIGSTOP between its requests,
+  ``referee.sandbox.sigfreeze``): sending SIGCONT (``kill``, ``tkill``,
+  ``tgkill``, ``rt_sigqueueinfo``, ``rt_tgsigqueueinfo``,
+  ``pidfd_send_signal``: EPERM); tracing (``ptrace``: EPERM), since a tracer
+  may resume a stopped tracee; POSIX timers and message-queue notices
+  (``timer_create``, ``mq_notify``: ENOSYS), whose signal lies in memory the
+  filter cannot read; SIGCONT as a descriptor's I/O signal (``fcntl``
+  ``F_SETSIG``) or as the signal of a parent's death (``prctl``
+  ``PR_SET_PDEATHSIG``): EINVAL. Where the host freezes by control group none
+  of this is refused: a frozen group wakes for nothing of its own.
 - **No BPF, perf events or userfaultfd** (EPERM): counters of the machine's
   caches and scheduler, and a way to stretch a race into a reliable one.
 
@@ -121,7 +128,8 @@ _NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEW
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C  # the same on x86_64 and aarch64
 # fcntl commands, the same on both machines (64-bit: no separate F_SETLK64).
 _F_SETLK, _F_SETLKW, _F_OFD_SETLK, _F_OFD_SETLKW = 6, 7, 37, 38
-_F_SETLEASE, _F_NOTIFY = 1024, 1026
+_F_SETLEASE, _F_NOTIFY, _F_SETSIG = 1024, 1026, 10
+_PR_SET_PDEATHSIG = 1
 _RWF_NOWAIT = 0x08
 _SIGCONT = 18  # the same on both machines
 _X32_BIT = 0x40000000
@@ -195,6 +203,9 @@ _TABLES = {
             "tgkill": 234,
             "rt_sigqueueinfo": 129,
             "rt_tgsigqueueinfo": 297,
+            "timer_create": 222,
+            "mq_notify": 244,
+            "prctl": 157,
         },
         x32=True,
     ),
@@ -240,6 +251,9 @@ _TABLES = {
             "tgkill": 131,
             "rt_sigqueueinfo": 138,
             "rt_tgsigqueueinfo": 240,
+            "timer_create": 107,
+            "mq_notify": 184,
+            "prctl": 167,
         },
         x32=False,
     ),
@@ -297,7 +311,11 @@ _REFUSED_STRICT = {
         )
     },
 }
-# The calls that send a signal, and the argument that holds it: none may send SIGCONT.
+# Where the referee freezes by SIGSTOP: a tracer may resume its stopped tracee, and a
+# timer or a queue's notice may deliver SIGCONT (its signal lies in memory the filter cannot read).
+_REFUSED_FREEZING_BY_SIGNAL = {"ptrace": errno.EPERM, "timer_create": errno.ENOSYS, "mq_notify": errno.ENOSYS}
+# Where the referee freezes by SIGSTOP: the calls that send a signal, and the argument that
+# holds it. None may send SIGCONT.
 _SIGNAL_ARGUMENT = {
     "kill": _ARG1,
     "tkill": _ARG1,
@@ -329,6 +347,16 @@ def _when_any_bit(mask: int, then: _Instruction) -> list[_Instruction]:
     return [_op(_JSET_K, mask, 0, 1), then]
 
 
+def _when_argument_is(loaded: int, argument: int, value: int, code: int) -> list[_Instruction]:
+    """Refuse with ``code`` when the loaded word is ``loaded`` and the word at ``argument`` is ``value``;
+    else on to the instruction after these five (the loaded word is then lost: a return must follow)."""
+    return [
+        _op(_JEQ_K, loaded, 0, 3),  # not it: over the next three
+        _op(_LD_W_ABS, argument),
+        *_when_equal(value, _refuse(code)),
+    ]
+
+
 def _for_call(number: int, body: list[_Instruction]) -> list[_Instruction]:
     """``body`` for system call ``number`` only; the other calls jump over it.
 
@@ -339,8 +367,14 @@ def _for_call(number: int, body: list[_Instruction]) -> list[_Instruction]:
     return [_op(_JEQ_K, number, 0, len(body)), *body]
 
 
-def filter_for(level: Literal["standard", "strict"], machine: str | None = None) -> bytes:
-    """The compiled filter (an array of ``struct sock_filter``) for ``level`` on this machine."""
+def filter_for(
+    level: Literal["standard", "strict"], machine: str | None = None, *, freeze_by_signal: bool = False
+) -> bytes:
+    """The compiled filter (an array of ``struct sock_filter``) for ``level`` on this machine.
+
+    ``freeze_by_signal``: the referee will stop the bot's tree with SIGSTOP
+    (no cgroup freezer here): refuse what could wake it behind its back.
+    """
     table = _TABLES.get(machine or platform.machine())
     if table is None:
         raise UnknownArchitecture(f"no system call table for {machine or platform.machine()}")
@@ -348,6 +382,8 @@ def filter_for(level: Literal["standard", "strict"], machine: str | None = None)
     refused = dict(_REFUSED_ALWAYS)
     if level == "strict":
         refused |= _REFUSED_STRICT
+    if freeze_by_signal:
+        refused |= _REFUSED_FREEZING_BY_SIGNAL
 
     program: list[_Instruction] = [
         _op(_LD_W_ABS, _ARCH),
@@ -396,15 +432,25 @@ def filter_for(level: Literal["standard", "strict"], machine: str | None = None)
             *_when_equal(_F_OFD_SETLKW, _refuse(_NO_EFFECT)),
             *_when_equal(_F_SETLEASE, _refuse(errno.EACCES)),
             *_when_equal(_F_NOTIFY, _refuse(errno.EINVAL)),
+            *(_when_argument_is(_F_SETSIG, _ARG2, _SIGCONT, errno.EINVAL) if freeze_by_signal else []),
             _ALLOWED,
         ],
     )
     program += _for_call(
         nr["preadv2"], [_op(_LD_W_ABS, _ARG5), *_when_any_bit(_RWF_NOWAIT, _refuse(errno.EOPNOTSUPP)), _ALLOWED]
     )
-    for name, argument in _SIGNAL_ARGUMENT.items():
+    if freeze_by_signal:
+        for name, argument in _SIGNAL_ARGUMENT.items():
+            program += _for_call(
+                nr[name], [_op(_LD_W_ABS, argument), *_when_equal(_SIGCONT, _refuse(errno.EPERM)), _ALLOWED]
+            )
         program += _for_call(
-            nr[name], [_op(_LD_W_ABS, argument), *_when_equal(_SIGCONT, _refuse(errno.EPERM)), _ALLOWED]
+            nr["prctl"],
+            [
+                _op(_LD_W_ABS, _ARG0),
+                *_when_argument_is(_PR_SET_PDEATHSIG, _ARG1, _SIGCONT, errno.EINVAL),
+                _ALLOWED,
+            ],
         )
     if level == "standard":  # strict refuses unshare whatever its flags
         program += _for_call(

@@ -32,8 +32,10 @@ from referee.process import BotProcess, open_bot
 from referee.replay import read_replay, verify_replay
 from referee.sandbox import host_support, require_level
 from referee.sandbox.cgroup_host import cgroup_support
+from referee.sandbox.strays import descendants
 from referee.settings import BotLimits, RefereeSettings
 from tests.conftest import TEST_BOTS, processes_in, wait_until_gone
+from tests.referee.sandbox.test_containment import report
 
 HOSTILE = TEST_BOTS / "hostile"
 SPEC = MatchSpec(game="vendetta", seed=7)
@@ -401,3 +403,128 @@ async def test_a_seat_that_is_not_asked_does_not_run(level: str, spinners: str, 
     # Not frozen, they would have had their group's core all that time.
     # (A freeze takes effect as each process next gets a CPU: on a very busy host, milliseconds.)
     assert cpu_s < 0.25 * wall_s, f"the spinners had {cpu_s:.3f} s of CPU in the {wall_s:.3f} s the others thought"
+
+
+def tree_cpu_ns(chain: int) -> int:
+    """The CPU time every process below ``chain`` has had, by the scheduler's count (ns, not clock ticks)."""
+    total = 0
+    for pid in descendants(chain):
+        try:
+            total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+class RestTime(ChannelBase):
+    """A seat's channel that adds up the CPU its own tree had between its answers and its next requests,
+    read from /proc (no control group): from the moment the referee holds it, or, where it is never
+    held, from its answer."""
+
+    def __init__(self, bot: BotProcess) -> None:
+        self.bot = bot
+        self.restless = bot.restless
+        self.cpu_ns = 0
+        self.wall_s = 0.0
+        self.since: tuple[int, float] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.bot.name
+
+    @property
+    def can_hold(self) -> bool:
+        return self.bot.can_hold
+
+    def hold(self) -> None:
+        self.bot.hold()
+        self.since = (tree_cpu_ns(self.bot.pid), time.monotonic())
+
+    async def send(self, data: bytes) -> None:
+        if self.since is not None:
+            self.cpu_ns += tree_cpu_ns(self.bot.pid) - self.since[0]
+            self.wall_s += time.monotonic() - self.since[1]
+            self.since = None
+        await self.bot.send(data)
+
+    async def readline(self) -> bytes:
+        line = await self.bot.readline()
+        if not self.can_hold:
+            self.since = (tree_cpu_ns(self.bot.pid), time.monotonic())
+        return line
+
+    async def kill(self) -> None:
+        await self.bot.kill()
+
+    def stderr_text(self) -> str:
+        return self.bot.stderr_text()
+
+
+class Held(NamedTuple):
+    terminations: list[Any]
+    cpu_s: float
+    """The CPU the spinning seat's tree had between its turns."""
+    wall_s: float
+    """How long those were."""
+    stderr: str
+
+
+async def spin_without_control_groups(
+    arena: Path, monkeypatch: pytest.MonkeyPatch, bot: str = "idle_spinner", *args: str, ponder: bool = False
+) -> Held:
+    """A spinning bot between two thinkers on a host with no control group to give: what the
+    spinning seat's tree had between its turns."""
+    from referee.sandbox import launch as launch_module
+
+    monkeypatch.setattr(launch_module, "_tree_group", lambda kind, limits: None)  # as for a regular user
+    thinker = arena / "thinker"
+    thinker.mkdir(exist_ok=True)
+    (thinker / "bot.py").write_text(THINKER)
+    (thinker / "bot.toml").write_text('name = "thinker"\ncommand = "python3 bot.py"\n')
+    for path in (thinker, thinker / "bot.py", thinker / "bot.toml"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    settings = RefereeSettings(sandbox=require_level("standard"), time=TimeControl(startup_ms=10_000), ponder=ponder)
+    spinner = with_args(load_bot(str(copy_bot(arena, bot))), *args)
+    async with (
+        open_bot(load_bot(str(thinker)), settings) as first,
+        open_bot(spinner, settings) as spinning,
+        open_bot(load_bot(str(thinker)), settings) as last,
+    ):
+        assert spinning.meter is None  # no control group: no CPU meter, the wall clock charges
+        watched = RestTime(spinning)
+        spec = MatchSpec(game="vendetta", seed=7, variants={"round_limit": "3"})
+        record = await run_match(spec, [first, watched, last], settings)
+    return Held(record.result.terminations, watched.cpu_ns / 1e9, watched.wall_s, spinning.stderr_text())
+
+
+async def test_without_control_groups_a_seat_that_is_not_asked_is_stopped_by_signal(
+    arena: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 42, item 6: as a regular user with no delegated group, 32 spinners won
+    # their games by the others' forfeits. Each process of the seat's PID namespace
+    # is stopped (SIGSTOP) from its answer to its next request.
+    held = await spin_without_control_groups(arena, monkeypatch, "idle_spinner", "32")
+    assert held.terminations == []
+    assert held.wall_s > 0.1, held
+    # A stop lands as each process next gets a CPU, before it runs code of its own.
+    assert held.cpu_s < 0.04 * held.wall_s, f"the spinners had {held.cpu_s:.3f} s of CPU in {held.wall_s:.3f} s held"
+
+
+async def test_without_control_groups_and_with_ponder_the_spinners_run_on_the_others_time(
+    arena: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The control: with ponder (the host lets bots think on others' time) nothing stops them,
+    # and the measure above sees it. (A busy machine lowers their share, not to nothing.)
+    held = await spin_without_control_groups(arena, monkeypatch, "idle_spinner", "32", ponder=True)
+    assert held.cpu_s > 0.1 * held.wall_s, f"the spinners had only {held.cpu_s:.3f} s of CPU in {held.wall_s:.3f} s"
+
+
+async def test_a_tree_stopped_by_signal_cannot_wake_itself(arena: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Processes that send each other SIGCONT without pause, and each a timer that sends it SIGCONT
+    # every millisecond: the filter of a seat frozen by signal refuses both. (Without the refusals,
+    # a pair that wakes each other while the referee stops them one by one can slip the freeze.)
+    held = await spin_without_control_groups(arena, monkeypatch, "sigcont_waker")
+    assert held.terminations == []
+    said = report(held.stderr, "sigcont_waker")
+    assert said == {"timer": "refused: ENOSYS", "kill": "refused: EPERM"}, held.stderr[-2000:]
+    assert held.cpu_s < 0.04 * held.wall_s, f"the wakers had {held.cpu_s:.3f} s of CPU in {held.wall_s:.3f} s held"

@@ -349,13 +349,45 @@ def test_the_filter_takes_locks_watches_page_cache_probes_and_sigcont_away(machi
         assert call("inotify_init") == refused(errno.ENOSYS)
     assert call("preadv2", 3, 0, 1, 0, 0, 0x08) == call("preadv2", 3, 0, 1, 0, 0, 0x18) == refused(errno.EOPNOTSUPP)
     assert call("preadv2", 3, 0, 1, 0, 0, 0) == call("preadv2", 3, 0, 1, 0, 0, 0x10) == ALLOW  # RWF_APPEND
+    assert call("bpf", 0) == call("perf_event_open", 0) == call("userfaultfd", 0) == refused(errno.EPERM)
+    assert call("sysinfo", 0) == (refused(errno.ENOSYS) if level == "strict" else ALLOW)
+
+
+WAKERS = {  # the calls that could wake a tree stopped by SIGSTOP
+    "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
+               "pidfd_send_signal": 424, "ptrace": 101, "timer_create": 222, "mq_notify": 244, "fcntl": 72,
+               "prctl": 157, "getpid": 39},
+    "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
+                "pidfd_send_signal": 424, "ptrace": 117, "timer_create": 107, "mq_notify": 184, "fcntl": 25,
+                "prctl": 167, "getpid": 172},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("by_signal", [False, True])
+def test_where_the_referee_freezes_by_signal_nothing_can_send_sigcont_or_resume_a_stopped_process(
+    machine: str, level: str, by_signal: bool
+) -> None:
+    program = filter_for(level, machine, freeze_by_signal=by_signal)  # type: ignore[arg-type]
+    nr, arch = WAKERS[machine], AUDIT_ARCH[machine]
+
+    def call(name: str, *args: int) -> int:
+        return verdict(program, arch, nr[name], *args)
+
     for name, where in (("kill", 1), ("tkill", 1), ("tgkill", 2), ("rt_sigqueueinfo", 1), ("rt_tgsigqueueinfo", 2),
                         ("pidfd_send_signal", 1)):  # fmt: skip
         arguments = [5, 5, 5]
         arguments[where] = 18  # SIGCONT
-        assert call(name, *arguments) == refused(errno.EPERM), name
+        assert call(name, *arguments) == (refused(errno.EPERM) if by_signal else ALLOW), name
         for signal_number in (9, 15, 19, 10):  # SIGKILL, SIGTERM, SIGSTOP, SIGUSR1
             arguments[where] = signal_number
             assert call(name, *arguments) == ALLOW, (name, signal_number)
-    assert call("bpf", 0) == call("perf_event_open", 0) == call("userfaultfd", 0) == refused(errno.EPERM)
-    assert call("sysinfo", 0) == (refused(errno.ENOSYS) if level == "strict" else ALLOW)
+    # A tracer may resume its stopped tracee; a timer's or a queue's signal lies in memory.
+    assert call("ptrace", 16) == (refused(errno.EPERM) if by_signal or level == "strict" else ALLOW)
+    assert call("timer_create", 0, 0, 0) == call("mq_notify", 3, 0) == (refused(errno.ENOSYS) if by_signal else ALLOW)
+    # SIGCONT as a descriptor's I/O signal (F_SETSIG) or as a parent's death signal: refused; others stay.
+    assert call("fcntl", 3, 10, 18) == call("prctl", 1, 18) == (refused(errno.EINVAL) if by_signal else ALLOW)
+    assert call("fcntl", 3, 10, 29) == call("prctl", 1, 9) == call("prctl", 15, 18) == ALLOW
+    assert call("fcntl", 3, 6, 0) == refused(0)  # the rest of fcntl's block still holds
+    assert call("getpid") == ALLOW

@@ -1,5 +1,5 @@
 """Answers at once and spins on the others' time: 8 processes, each in a session of its own
-(or, given ``threads``, 8 threads of its own process).
+(given a number, that many; given ``threads``, 8 threads of its own process).
 
 At every request it writes to stderr how much CPU its spinners have had
 between its turns (from its answer to the start of its next request), against
@@ -19,6 +19,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 THREADS = sys.argv[1:] == ["threads"]  # spin in 8 threads of this process instead of 8 processes
+COUNT = int(sys.argv[1]) if sys.argv[1:2] and sys.argv[1].isdigit() else 8
 
 
 def spin_here() -> None:
@@ -69,7 +70,7 @@ class IdleSpinner:
                 threading.Thread(target=spin_here, daemon=True).start()
             self.spinners.append(os.getpid())  # its own CPU time is theirs too now
         elif not self.spinners:
-            for _ in range(8):
+            for _ in range(COUNT):
                 pid = os.fork()
                 if pid == 0:
                     spin()
