@@ -17,10 +17,11 @@
 - ``procfixed``: the files of ``/proc`` a bot sees with fixed content (``meminfo``, ``cpuinfo``).
 - ``host``: what this machine offers (bubblewrap and its tools), probed once.
 - ``cgroup_host``: what this machine's control groups give, probed once.
+- ``delegation``: asking a regular user's systemd for a delegated scope when the host gives no group.
 - ``names``: the names a referee gives what it makes on the host, that a later
   one sweeps by.
 
-The resources stack one way, ``names`` at the bottom: names <- cgroup_host <-
+The resources stack one way, ``names`` at the bottom: names, delegation <- cgroup_host <-
 cgroup <- leftovers <- launch, and names <- resources <- launch. Only
 ``launch.prepare`` sweeps leftovers; making a group or a folder sweeps nothing.
 

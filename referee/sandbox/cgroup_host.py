@@ -14,7 +14,8 @@ group holds only the referee, the referee moves itself into a leaf of its own
 (``famiglia-referee-<pid>-<ns>``) and the bots' groups become its siblings:
 the procedure systemd prescribes for a delegated unit. Without root, v2 groups
 can be made only in a group delegated to the user (``systemd-run --user
---scope -p Delegate=yes``); v1 is root's alone.
+--scope -p Delegate=yes``): a referee that finds none asks the user's systemd
+for such a scope itself (``referee.sandbox.delegation``); v1 is root's alone.
 
 On v1 the referee also moves into a group of its own in the cpu hierarchy
 (the same name), and its bots' cpu groups are made *inside* it
@@ -43,6 +44,7 @@ from typing import Literal
 
 import msgspec
 
+from referee.sandbox.delegation import delegate_this_process
 from referee.sandbox.names import LEAF_NAME, LEAF_PREFIX, group_name, leaf_name
 
 __all__ = ["GUARANTEES", "WITHOUT", "CgroupError", "CgroupSupport", "CgroupUnavailable", "Guarantee", "cgroup_support",
@@ -60,7 +62,7 @@ WITHOUT: dict[Guarantee, str] = {
     "processes": "no cgroup pids controller: processes are bounded by RLIMIT_NPROC (a uid of its own, or its user namespace)",
     "cpu_bound": "no cgroup cpu controller: a bot's CPU share is not capped",
     "cpu_usage": "no cgroup CPU accounting: a bot's CPU time is not measured",
-    "freezer": "no cgroup freezer: bots are not frozen between requests",
+    "freezer": "no cgroup freezer: bots are stopped by SIGSTOP between requests instead",
 }
 # The v1 controller behind each guarantee (on v2, cpu_usage and freezer are core features).
 _V1_CONTROLLER: dict[Guarantee, str] = {
@@ -123,6 +125,8 @@ class CgroupSupport(msgspec.Struct, frozen=True, kw_only=True):
     """Per missing guarantee, why and how to fix it."""
     problem: str | None = None
     """Why no group can be made here at all (None: groups can be made)."""
+    delegation: str | None = None
+    """Why the user's systemd gave famiglia no delegated scope, where one was asked for (None: not asked, or given)."""
 
     def has(self, guarantee: Guarantee) -> bool:
         """Whether ``guarantee`` is available."""
@@ -131,12 +135,16 @@ class CgroupSupport(msgspec.Struct, frozen=True, kw_only=True):
 
     def missing(self) -> str | None:
         """One line for the sandbox summary: what bots do not get here, None when nothing is missing."""
+        asked = f" ({self.delegation})" if self.delegation is not None else ""
         if self.version == "none":
-            return "no usable control groups: memory, processes and CPU are bounded per process only"
+            return (
+                "no usable control groups: memory, processes and CPU are bounded per process only, "
+                f"and bots are stopped by SIGSTOP between their requests{asked}"
+            )
         gaps = [WITHOUT[g] for g in GUARANTEES if not self.has(g)]
         if self.memory and not self.swap:
             gaps.append("no swap accounting: a bot may swap beyond its memory bound")
-        return "; ".join(gaps) or None
+        return "; ".join(gaps) + asked if gaps else None
 
     def require(self, guarantees: Iterable[Guarantee] = GUARANTEES) -> None:
         """CgroupUnavailable, with what is missing and how to fix it, unless every one of ``guarantees`` is there."""
@@ -512,9 +520,19 @@ def cgroup_support() -> CgroupSupport:
     controller; on v1 into a cpu group that its bots' cpu groups nest in.
     """
     with _probe_lock:
-        try:
-            return _probe(_layout(read_file("/proc/self/mountinfo"), read_file("/proc/self/cgroup")))
-        except CgroupError as exc:
-            return CgroupSupport(version="none", problem=str(exc))
-        except OSError as exc:  # a probe group that could not be removed, a folder that vanished
-            return CgroupSupport(version="none", problem=f"{exc.filename}: {exc.strerror}")
+        support = _probe_here()
+        if support.missing() is not None and os.geteuid() != 0:
+            # A regular user's session is seldom delegated: ask the user's systemd for a scope
+            # that is (referee.sandbox.delegation), then look again from inside it.
+            why = delegate_this_process()
+            support = _probe_here() if why is None else msgspec.structs.replace(support, delegation=why)
+        return support
+
+
+def _probe_here() -> CgroupSupport:
+    try:
+        return _probe(_layout(read_file("/proc/self/mountinfo"), read_file("/proc/self/cgroup")))
+    except CgroupError as exc:
+        return CgroupSupport(version="none", problem=str(exc))
+    except OSError as exc:  # a probe group that could not be removed, a folder that vanished
+        return CgroupSupport(version="none", problem=f"{exc.filename}: {exc.strerror}")
