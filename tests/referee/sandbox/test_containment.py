@@ -417,6 +417,105 @@ def test_a_regular_users_bot_cannot_fork_past_its_process_limit(host: Path) -> N
     assert (seat, kind) == (1, "crash") and "Cannot fork" in reason, reason
 
 
+USER_SPIN_REFEREE = """
+import json, sys, time
+from pathlib import Path
+import trio
+from protocol.messages import TimeControl
+from referee.bots import load_bot
+from referee.channel import ChannelBase
+from referee.match import MatchSpec, run_match
+from referee.process import open_bot
+from referee.sandbox import sandbox_summary
+from referee.sandbox.strays import descendants
+from referee.settings import RefereeSettings
+
+def tree_cpu_ns(chain):
+    total = 0
+    for pid in descendants(chain):
+        try:
+            total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+class Held(ChannelBase):  # the CPU the seat's tree has from the moment it is held to its next request
+    def __init__(self, bot):
+        self.bot, self.restless, self.cpu_ns, self.wall_s, self.since = bot, bot.restless, 0, 0.0, None
+    name = property(lambda self: self.bot.name)
+    can_hold = property(lambda self: self.bot.can_hold)
+    def hold(self):
+        self.bot.hold()
+        self.since = (tree_cpu_ns(self.bot.pid), time.monotonic())
+    async def send(self, data):
+        if self.since is not None:
+            self.cpu_ns += tree_cpu_ns(self.bot.pid) - self.since[0]
+            self.wall_s += time.monotonic() - self.since[1]
+            self.since = None
+        await self.bot.send(data)
+    async def readline(self):
+        return await self.bot.readline()
+    async def kill(self):
+        await self.bot.kill()
+    def stderr_text(self):
+        return self.bot.stderr_text()
+
+async def main():
+    settings = RefereeSettings(time=TimeControl(startup_ms=10_000, move_ms=2_000, bank_ms=2_000), grace_ms=200)
+    spinner, thinker = load_bot(sys.argv[1]), load_bot(sys.argv[2])
+    spinner = type(spinner)(name=spinner.name, command=[*spinner.command, "32"], cwd=spinner.cwd)
+    async with open_bot(thinker, settings) as a, open_bot(spinner, settings) as bot, open_bot(thinker, settings) as b:
+        held = Held(bot)
+        spec = MatchSpec(game="vendetta", seed=7, variants={"round_limit": "3"})
+        record = await run_match(spec, [a, held, b], settings)
+    print(json.dumps({"terminations": [t.reason for t in record.result.terminations], "cpu_s": held.cpu_ns / 1e9,
+                      "wall_s": held.wall_s, "freezer": type(bot.freezer).__name__,
+                      "summary": sandbox_summary("standard")}))
+
+trio.run(main)
+"""
+THINKING = """
+import time
+from protocol.bot import serve
+
+class Thinker:
+    name = "thinker"
+
+    def decide(self, request):
+        time.sleep(0.005)
+        return request.options[0] if request.options else {"type": "place", "placements": []}
+
+serve(Thinker())
+"""
+
+
+def test_a_regular_users_spinning_seat_is_stopped_between_its_requests(host: Path) -> None:
+    # Issue 42, item 6, as reported: a regular user, no control group to give, 32 spinning processes.
+    user = _regular_user()
+    python = _interpreter_for_others()
+    code = _referee_code_for_others(host)
+    bots = host / "bots"
+    bots.mkdir()
+    spinner = copy_bot(bots, "idle_spinner")
+    thinker = bots / "thinker"
+    thinker.mkdir()
+    (thinker / "bot.py").write_text(THINKING)
+    (thinker / "bot.toml").write_text('name = "thinker"\ncommand = "python3 bot.py"\n')
+    subprocess.run(["chmod", "-R", "o+rX", str(host)], check=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "PYTHONPATH": str(code), "LANG": "C.UTF-8"}
+    done = subprocess.run(
+        ["setpriv", "--reuid", str(user.pw_uid), "--regid", str(user.pw_gid), "--init-groups",
+         python, "-c", USER_SPIN_REFEREE, str(spinner), str(thinker)],
+        capture_output=True, text=True, env=env, cwd=user.pw_dir, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = __import__("json").loads(done.stdout.strip().splitlines()[-1])
+    assert result["freezer"] == "SignalFreezer" and "stopped by SIGSTOP" in result["summary"], result
+    assert result["terminations"] == [], result
+    assert result["wall_s"] > 0.1, result
+    assert result["cpu_s"] < 0.04 * result["wall_s"], result
+
+
 def test_namespace_pid_reads_a_live_process_and_counts_a_zombie_or_a_gone_one_as_none() -> None:
     status = Path("/proc/self/status").read_text()
     [own] = [line.split()[-1] for line in status.splitlines() if line.startswith("NSpid:")]
