@@ -19,7 +19,7 @@ import trio
 
 from protocol.untrusted import bounded
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
-from referee.build import build_cache, build_package, check_sandbox_view, release_build
+from referee.build import build_cache, build_package, check_sandbox_view, release_build, without_cache_path
 from referee.private import make_private_dirs, write_private
 from referee.settings import RefereeSettings
 from tournaments.hosting.checkbot.games import check_bot
@@ -92,7 +92,7 @@ async def check_submission(
     try:
         spec = await trio.to_thread.run_sync(_ready_or_released, uploads, digest, name, settings)
     except (BotBuildFailed, BotSpecError) as exc:
-        return Verdict(accepted=False, reason=f"build: {bounded(str(exc))}", report=""), None
+        return Verdict(accepted=False, reason=f"build: {bounded(without_cache_path(str(exc)))}", report=""), None
     # A Trio run of its own in a worker thread: check-bot's seeded position search is plain Python
     # that would hold the server's Trio thread for seconds; in a thread the web app keeps answering.
     # Abandoned on cancel (a server stopping): the check's bots then end with their closed pipes.
@@ -105,10 +105,11 @@ async def check_submission(
 
 
 def _verdict(report: CheckReport) -> Verdict:
-    encoded = msgspec.json.encode(report).decode()
+    encoded = without_cache_path(msgspec.json.encode(report).decode())  # the host's paths are not the entrant's
     failed = [check for check in report.checks if check.status == "fail"]
     if not failed:
         return Verdict(accepted=True, reason=f"passed check-bot ({report.games} games)", report=encoded)
     first = failed[0]
     more = f" (and {len(failed) - 1} more failed checks)" if len(failed) > 1 else ""
-    return Verdict(accepted=False, reason=bounded(f"check-bot: {first.name}: {first.detail}{more}"), report=encoded)
+    reason = without_cache_path(f"check-bot: {first.name}: {first.detail}{more}")
+    return Verdict(accepted=False, reason=bounded(reason), report=encoded)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -50,7 +51,8 @@ from referee.sandbox import prepare
 from referee.sandbox.view import foreign_program, unreadable_by_others
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["build_bot", "build_cache", "build_package", "check_sandbox_view", "read_record", "release_build"]
+__all__ = ["build_bot", "build_cache", "build_package", "check_sandbox_view", "read_record", "release_build",
+           "without_cache_path"]  # fmt: skip
 
 _BUILD_TIMEOUT_S = 300.0
 
@@ -82,6 +84,21 @@ def build_cache() -> Path:
         )
     os.chmod(root, 0o700)
     return root
+
+
+def without_cache_path(text: str) -> str:
+    """``text`` with this machine's build cache named by what it holds, not where it is.
+
+    A reason shown to an entrant (a ladder's verdict on an upload) names the
+    folder its bot was unpacked and built in; the host's paths are not the
+    entrant's to read. An entry of the cache reads ``<upload>``, anything else
+    under it ``<build cache>``.
+    """
+    root = build_cache()
+    for place in dict.fromkeys((str(root), os.path.realpath(root))):
+        text = re.sub(re.escape(place) + r"/[0-9a-f]{64}-[a-z]+", "<upload>", text)
+        text = text.replace(place, "<build cache>")
+    return text
 
 
 def read_record(path: Path) -> str | None:

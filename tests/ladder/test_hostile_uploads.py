@@ -192,6 +192,34 @@ async def test_a_bot_toml_the_referee_chokes_on_is_rejected_as_the_entrant_s_to_
     assert "\n" not in verdict.reason
 
 
+@pytest.mark.parametrize(
+    ("manifest", "says"),
+    [
+        (b'name = "x"\ncommand = "./missing"\n', "program './missing' not found in <upload>"),
+        (b'name = "x"\ncommand = "python3 bot.py"\ncolour = "red"\n', "<upload>/bot.toml: unknown key 'colour'"),
+        (
+            b'name = "x"\ncommand = "python3 bot.py"\nbuild = "sh -c \'pwd; cd ..; pwd; exit 3\'"\n',
+            "<upload> | <build cache>",
+        ),
+    ],
+    ids=["missing-program", "unknown-key", "build-prints-its-folder"],
+)
+async def test_a_rejected_uploads_reason_does_not_name_the_hosts_build_cache(
+    tmp_path: Path, private_build_cache: Path, manifest: bytes, says: str
+) -> None:
+    # Issue 42, item 7: the reason quoted the folder the upload was unpacked and built in.
+    data = archive(file_member("bot.toml", manifest), file_member("bot.py", b"print(1)\n"))
+    digest = inspect_upload(data, SubmissionSection())
+    save_upload(tmp_path / "uploads", digest, data)
+    verdict, _ = await check_submission(
+        tmp_path / "uploads", digest, "ann", "vendetta", RefereeSettings(sandbox="none")
+    )
+    assert not verdict.accepted
+    assert says in verdict.reason, verdict.reason
+    for place in {str(private_build_cache), os.path.realpath(private_build_cache)}:
+        assert place not in verdict.reason and place not in verdict.report
+
+
 async def test_an_upload_that_stalls_is_cut_off_and_its_entrant_may_send_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
