@@ -8,6 +8,10 @@ freezes it with its ``SignalFreezer`` and reads what its processes did from
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -23,6 +27,7 @@ from referee.sandbox import SignalFreezer, require_level
 from referee.sandbox import launch as launch_module
 from referee.sandbox.strays import descendants
 from referee.settings import RefereeSettings
+from tests.conftest import ROOT, processes_in, wait_until_gone
 
 pytestmark = pytest.mark.slow
 
@@ -125,3 +130,49 @@ async def test_a_tree_forking_without_pause_slips_no_child_past_the_freeze(no_co
     async with started(FORKERS) as (bot, freezer):
         cpu, wall = await held_cpu(bot, freezer, 15)
     assert cpu < 0.05 * wall, f"the forkers' tree had {cpu:.3f} s of CPU in the {wall:.3f} s it was frozen"
+
+
+HOLDING_REFEREE = r"""
+import sys
+import trio
+from referee.bots import BotSpec
+from referee.process import open_bot
+from referee.sandbox import launch
+from referee.settings import RefereeSettings
+from tests.conftest import ROOT, processes_in, wait_until_gone
+
+launch._tree_group = lambda kind, limits: None  # a host with no control group to give
+
+async def main():
+    spec = BotSpec(name="tree", command=[sys.executable, "-c", sys.argv[1]], cwd=sys.argv[2])
+    async with open_bot(spec, RefereeSettings(sandbox="standard")) as bot:
+        await bot.readline()
+        bot.hold()
+        print("held", flush=True)
+        await trio.sleep(600)
+
+trio.run(main)
+"""
+
+
+def test_a_tree_stopped_by_signal_dies_with_a_referee_killed_by_sigkill(tmp_path: Path) -> None:
+    # A stopped process still takes SIGKILL: bwrap's monitor dies with the referee (its
+    # parent-death signal), and the namespace's init, and so every stopped process, with it.
+    require_level("standard")
+    folder = Path(tempfile.mkdtemp(prefix="famiglia-sigfreeze-", dir="/tmp"))
+    folder.chmod(0o755)
+    referee = subprocess.Popen([sys.executable, "-c", HOLDING_REFEREE, SPINNERS, str(folder)], cwd=ROOT,
+                               stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert referee.stdout is not None and referee.stdout.readline().strip() == "held"
+        assert len(processes_in(folder)) >= 10  # bwrap's monitor and init, the bot, eight spinners
+        os.kill(referee.pid, signal.SIGKILL)
+        referee.wait()
+        assert wait_until_gone(folder, 30.0) == [], "stopped bots outlived their referee"
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+            referee.wait()
+        for pid in processes_in(folder):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
