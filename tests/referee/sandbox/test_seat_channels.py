@@ -17,6 +17,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -112,6 +113,11 @@ def leaks(report: Any) -> dict[str, list[str]]:
     return {channel: answers for channel, answers in report["discrete"].items() if answers[0] != answers[1]}
 
 
+def samples(trials: list[list[str]]) -> list[str]:
+    """Every answer of every trial, in one list."""
+    return [answer for trial in trials for answer in trial]
+
+
 def figure(answer: str) -> int:
     word, _, value = answer.partition(" ")
     assert word == "value", answer
@@ -135,11 +141,11 @@ def test_no_kernel_state_one_seat_sets_tells_another_seat_a_bit(level: str, aren
     # Locks hold nothing; IPC objects, /dev/shm and /tmp are each seat's own: the reader finds none.
     for channel in ("flock", "posix", "ofd", "msg", "shm", "sem", "mq", "devshm", "tmp"):
         assert report["discrete"][channel] == ["bits " + "0" * BITS] * 2, channel
-    figures = report["analog"]
-    assert figures["pty_nr"] == ["refused EACCES"] * 3
+    figures = {channel: samples(trials) for channel, trials in report["analog"].items()}
+    assert set(figures["pty_nr"]) == {"refused EACCES"}
     assert len(set(figures["meminfo"])) == 1, figures["meminfo"]  # the same fixed figure, whatever the writer holds
     if level == "strict":
-        assert figures["procs"] == ["refused ENOSYS"] * 3
+        assert set(figures["procs"]) == {"refused ENOSYS"}
 
 
 def test_unconfined_the_same_pair_carries_every_secret(arena: Path) -> None:
@@ -150,13 +156,14 @@ def test_unconfined_the_same_pair_carries_every_secret(arena: Path) -> None:
     complement = "".join("1" if bit == "0" else "0" for bit in secret)
     wrong = {c: a for c, a in report["discrete"].items() if a != [f"bits {secret}", f"bits {complement}"]}
     assert wrong == {}, f"secret {secret}: {wrong}"
-    figures = {channel: [figure(answer) for answer in answers] for channel, answers in report["analog"].items()}
-    before, during, _ = figures["pty_nr"]
-    assert during - before >= MACHINE["pty_nr"] // 2, figures
-    before, during, _ = figures["procs"]
-    assert during - before >= MACHINE["procs"] // 2, figures
-    before, during, _ = figures["meminfo"]
-    assert before - during >= (MACHINE["meminfo"] << 10) // 2, figures  # kB
+    # The machine's other work moves these too: the middle one of three trials.
+    moved = {
+        channel: statistics.median(figure(during) - figure(before) for before, during in trials)
+        for channel, trials in report["analog"].items()
+    }
+    assert moved["pty_nr"] >= MACHINE["pty_nr"] // 2, report["analog"]
+    assert moved["procs"] >= MACHINE["procs"] // 2, report["analog"]
+    assert moved["meminfo"] >= (MACHINE["meminfo"] << 10) // 2, report["analog"]  # kB
 
 
 def test_a_regular_users_seats_share_no_kernel_state_either(arena: Path) -> None:
@@ -171,5 +178,5 @@ def test_a_regular_users_seats_share_no_kernel_state_either(arena: Path) -> None
     report = run_pair("standard", courier, tasks, user=user, code=code)
     assert leaks(report) == {}, report["discrete"]
     assert report["discrete"]["keys"] == ["refused EPERM"] * 2
-    assert report["analog"]["pty_nr"] == ["refused EACCES"] * 3
-    assert len(set(report["analog"]["meminfo"])) == 1, report["analog"]
+    assert set(samples(report["analog"]["pty_nr"])) == {"refused EACCES"}
+    assert len(set(samples(report["analog"]["meminfo"]))) == 1, report["analog"]

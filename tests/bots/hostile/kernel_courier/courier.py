@@ -11,8 +11,9 @@ bit each; ``<count>``: how many bits, for channels with no file):
   holds it; ``ok`` or ``refused <ERRNO>``;
 - ``receive <channel> <tag> <targets|count>``: ``bits <0 and 1 ...>`` or ``refused <ERRNO>``;
 - ``hold <channel> <amount>`` / ``sample <channel>``: for the machine's
-  figures (``pty_nr``, ``procs``, ``meminfo``): the writer takes ``amount``
-  of them; the reader reads the figure, ``value <n>`` or ``refused <ERRNO>``;
+  figures (``pty_nr``: terminals; ``procs``: threads, by ``sysinfo``;
+  ``meminfo``: shared memory in MiB, ``Shmem`` in kB): the writer takes
+  ``amount`` of them; the reader reads the figure, ``value <n>`` or ``refused <ERRNO>``;
 - ``clear``: let go of everything held (locks, watches, objects, threads, memory); ``ok``.
 
 ``<tag>`` is a number that keeps one test's names (IPC keys, socket and queue
@@ -370,8 +371,8 @@ def sample(channel):
         check(libc.sysinfo(ctypes.byref(info)))
         return info.procs
     assert channel == "meminfo"
-    with open("/proc/meminfo") as handle:
-        return next(int(line.split()[1]) for line in handle if line.startswith("MemAvailable:"))
+    with open("/proc/meminfo") as handle:  # shared memory: the figure the rest of the machine moves least
+        return next(int(line.split()[1]) for line in handle if line.startswith("Shmem:"))
 
 
 def hold(channel, amount):
@@ -387,7 +388,11 @@ def hold(channel, amount):
             thread.start()
             held.append(thread)
     else:
-        held.append(b"\1" * (amount << 20))  # written, so every page is really taken
+        fd = os.memfd_create("courier")  # shared memory, written, so every page is really taken
+        held.append(fd)
+        chunk = b"\1" * (1 << 20)
+        for _ in range(amount):
+            os.write(fd, chunk)
 
 
 def clear():

@@ -7,9 +7,9 @@
 
 For each discrete channel and each secret: the reader prepares, the writer
 sends, the reader receives, both clear. For each analog channel: the reader
-samples, the writer holds the amount, the reader samples again, both clear.
-Prints one JSON object: {"discrete": {channel: [the reader's answer per secret]},
-"analog": {channel: [before, while held, after]}}.
+samples, the writer holds the amount, the reader samples again, the writer
+clears; three times. Prints one JSON object: {"discrete": {channel: [the
+reader's answer per secret]}, "analog": {channel: [[before, while held], ...]}}.
 Run by tests/referee/sandbox/test_seat_channels.py, as root or as a regular user.
 """
 
@@ -22,6 +22,8 @@ from referee.bots import load_bot
 from referee.process import open_bot
 from referee.sandbox import require_level
 from referee.settings import RefereeSettings
+
+TRIALS = 3
 
 
 async def ask(seat, line):
@@ -49,12 +51,14 @@ async def main():
                 await ask(reader, "clear")
             heard[channel] = answers
         for channel, amount in plan["analog"].items():
-            before = await ask(reader, f"sample {channel}")
-            await ask(writer, f"hold {channel} {amount}")
-            during = await ask(reader, f"sample {channel}")
-            await ask(writer, "clear")
-            after = await ask(reader, f"sample {channel}")
-            figures[channel] = [before, during, after]
+            trials = []
+            for _ in range(TRIALS):  # the machine's other work moves these figures too
+                before = await ask(reader, f"sample {channel}")
+                await ask(writer, f"hold {channel} {amount}")
+                during = await ask(reader, f"sample {channel}")
+                await ask(writer, "clear")
+                trials.append([before, during])
+            figures[channel] = trials
     print(json.dumps({"discrete": heard, "analog": figures}))
 
 
