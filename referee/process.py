@@ -270,8 +270,8 @@ class BotProcess(ChannelBase):
         self.meter = group.cpu_usage_ns if group is not None and group.can_measure else None
         """The CPU time in nanoseconds the bot's whole tree has used (the cpu clock reads it); None without."""
         # Caught running while not asked: frozen between its requests in later games too. Without a
-        # control group there is no CPU meter to catch it by: held between its requests from the start.
-        self.restless = isinstance(self.freezer, SignalFreezer)
+        # CPU meter to catch it by (no control group), held between its requests from the start.
+        self.restless = self.freezer is not None and self.meter is None
 
     @property
     def can_hold(self) -> bool:
