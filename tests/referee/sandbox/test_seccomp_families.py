@@ -30,6 +30,7 @@ import trio
 from referee.bots import BotSpec, load_bot
 from referee.match import MatchSpec, run_match
 from referee.process import open_bot
+from referee.sandbox import launch as launch_module
 from referee.sandbox import require_level
 from referee.sandbox.procmask import MASKED_FILES, MASKED_FOLDERS
 from referee.sandbox.seccomp import filter_for
@@ -217,6 +218,21 @@ async def test_runtimes_start_list_interfaces_gracefully_and_count_the_cpus(
     # netlink: refused, they fail with EAFNOSUPPORT and the program goes on.
     # The JVM lists interfaces with ioctls on an IPv4 socket: it still sees lo.
     # File locks succeed without holding anything; watching files is refused.
+    await probe_runtime(runtime, level, arena)
+
+
+@pytest.mark.parametrize("runtime", ["python", "node", "java", "c"])
+async def test_runtimes_start_where_bots_are_stopped_by_signal(
+    runtime: str, arena: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No control group (a regular user's host): the filter also refuses SIGCONT, ptrace,
+    # timer_create and mq_notify (referee.sandbox.seccomp); no runtime needs them to start.
+    monkeypatch.setattr(launch_module, "_tree_group", lambda kind, limits: None)
+    await probe_runtime(runtime, "standard", arena)
+
+
+async def probe_runtime(runtime: str, level: str, arena: Path) -> None:
+    """Start a probe program of ``runtime`` at ``level`` and check what it reports."""
     program = {"python": [sys.executable, "-c", PYTHON], "node": ["node", "-e", NODE], "java": ["java", "Probe.java"],
                "c": [str(arena / "probe")]}  # fmt: skip
     needs = {"node": "node", "java": "java", "c": "cc"}
