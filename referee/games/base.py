@@ -54,6 +54,7 @@ from referee.games.variants import ChoiceVariant, IntVariant, TextVariant, Unkno
 # inside the hooks only, so a match (and a bot importing an engine) never loads rich.
 if TYPE_CHECKING:
     from referee.games.checkbot import Target
+    from referee.games.encoding import Encoding
     from referee.games.screen import GameScreen
 
 __all__ = [
@@ -540,6 +541,32 @@ class GameRules:
             "answer with one of the request's options, copied unchanged; where a request lists none, an action "
             "within its constraints (the reason names the rule broken)"
         )
+
+    # -- training hooks: how a learner and a search bot meet the game (docs/training.md) --------
+
+    def encoding(self, n_players: int, config: Any) -> Encoding:
+        """The game as numbers for a learner at this table size and configuration (referee.games.encoding).
+
+        By default ``GenericEncoding``: the view laid out from ``view_type``'s
+        schema, and each decision one choice among its listed options. A game
+        whose decisions can come without options (a Vendetta placement) gives
+        its own, factoring such a decision into steps with masks.
+        """
+        from referee.games.encoding import GenericEncoding
+
+        return GenericEncoding(self, n_players, config)
+
+    def sample_state(self, view: Any, config: Any, rng: random.Random) -> GameState | None:
+        """A full game state consistent with ``view`` (one seat's view, in a game of ``config``), its hidden
+        part drawn from ``rng``.
+
+        The forward model of a search bot (a determinization): the state's
+        ``view(view.seat)`` equals ``view``, everything the seat cannot see is
+        dealt at random among what the view allows, and later chance comes from
+        ``rng`` too. ValueError for a view the game cannot have shown (or of a
+        finished game). None, the default: the game offers no forward model.
+        """
+        return None
 
     def _check_config_type(self, config: object) -> None:
         if not isinstance(config, self.config_type):

@@ -20,6 +20,7 @@ steal draws from its own stream "steal".
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -46,6 +47,7 @@ from referee.games.sicilianos.state import DECISION_RULES, SicilianosState, even
 
 if TYPE_CHECKING:
     from referee.games.checkbot import Target
+    from referee.games.encoding import Encoding
     from referee.games.screen import GameScreen
 
 __all__ = [
@@ -112,6 +114,22 @@ class SicilianosRules(GameRules):
         from referee.games.sicilianos.checkbot import ILLEGAL_FIX
 
         return ILLEGAL_FIX
+
+    def encoding(self, n_players: int, config: Any) -> Encoding:
+        """The view as a vector with the observing seat first, every decision one masked pick from a
+        catalogue of all 872 actions (``sicilianos.encoding``)."""
+        from referee.games.sicilianos.encoding import SicilianosEncoding
+
+        self.check_table(n_players)
+        return SicilianosEncoding(n_players)
+
+    def sample_state(self, view: Any, config: Any, rng: random.Random) -> SicilianosState:
+        """Hidden cards and business kinds dealt again within what the view shows (``sicilianos.determinize``)."""
+        from referee.games.sicilianos.determinize import state_from_view
+
+        typed = view if isinstance(view, SicilianosView) else msgspec.convert(view, SicilianosView)
+        self._check_config_type(config)
+        return state_from_view(typed, config, rng)
 
 
 RULES: Final = SicilianosRules()

@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import msgspec
 
-from referee.games.base import ChoiceVariant, GameRules, GameState, IntVariant, Variant
+from referee.games.base import ChoiceVariant, GameRules, GameState, IntVariant, SeededChance, Variant
 from referee.games.vendetta.components import CONTROLS, DEFAULT_ROUND_LIMIT, MAX_ROUND_LIMIT, SETUPS
 from referee.games.vendetta.messages import (
     Eliminated,
@@ -104,6 +104,7 @@ from referee.games.vendetta.state import VendettaState
 
 if TYPE_CHECKING:
     from referee.games.checkbot import Target
+    from referee.games.encoding import Encoding
     from referee.games.screen import GameScreen
 
 __all__ = [
@@ -179,6 +180,24 @@ class VendettaRules(GameRules):
         from referee.games.vendetta.checkbot import ILLEGAL_FIX
 
         return ILLEGAL_FIX
+
+    def encoding(self, n_players: int, config: Any) -> Encoding:
+        """The board as a vector with the observing seat first, a placement as up to five masked steps
+        (``vendetta.encoding``)."""
+        from referee.games.vendetta.encoding import VendettaEncoding
+
+        self.check_table(n_players)
+        return VendettaEncoding(n_players)
+
+    def sample_state(self, view: Any, config: Any, rng: random.Random) -> VendettaState:
+        """``VendettaState.from_view``: the unrevealed protection cards and the raid dealt from ``rng``
+        (nothing else is hidden, H5), and later rounds' cards drawn from it too. The view names its
+        variants; ValueError when they are not ``config``'s."""
+        typed = view if isinstance(view, VendettaView) else msgspec.convert(view, VendettaView)
+        self._check_config_type(config)
+        if (typed.setup, typed.control, typed.round_limit) != (config.setup, config.control, config.round_limit):
+            raise ValueError("sample_state: the view's variants are not the configuration's")
+        return VendettaState.from_view(typed, SeededChance(rng.getrandbits(63)), self)
 
 
 RULES: Final = VendettaRules()
