@@ -1,5 +1,5 @@
-"""The packages stack in one direction: protocol <- referee <- tournaments <- ladder, and no module imports itself round;
-the ladder stands on the tournaments' hosting floor (``tournaments.hosting``) alone.
+"""The packages stack in one direction: protocol <- referee <- training, tournaments <- ladder, and no module imports
+itself round; the ladder stands on the tournaments' hosting floor (``tournaments.hosting``) alone.
 
 Every import statement of every module is read with ``ast``, those inside
 functions and ``if TYPE_CHECKING:`` blocks included: a lazy import is still a
@@ -17,8 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("protocol", "referee", "tournaments", "ladder")
+LAYERS = ("protocol", "referee", "training", "tournaments", "ladder")
 """Lowest first: a module may import its own layer and the ones before it, never a later one."""
+BESIDE = ("training", ("tournaments", "ladder"))
+"""Training stands on the referee beside the competitions: neither side imports the other (``training`` is
+listed before them only because LAYERS is one line)."""
 COMPOSITION_ROOT = {("tournaments.cli", "ladder.cli")}
 """The one upward edge allowed: the ``famiglia`` command tree (the console script's entry) mounts
 the ladder's command group; nothing else below the ladder knows it exists."""
@@ -134,6 +137,16 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
 
 def test_no_module_imports_a_higher_layer() -> None:
     assert upward_imports(import_graph()) == []
+
+
+def test_training_and_the_competitions_stand_side_by_side() -> None:
+    package, others = BESIDE
+    assert [
+        f"{source} (line {line}) imports {target}"
+        for source, edges in import_graph().items()
+        for target, line in edges.items()
+        if source.split(".")[0] in others and target.split(".")[0] == package
+    ] == []
 
 
 def test_no_import_cycles_between_modules() -> None:

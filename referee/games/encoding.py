@@ -216,11 +216,11 @@ class SchemaVector:
             tagged[(member.tag_field, member.tag)] = (i, len(structs) + size, writer)
             size += width
         size += len(structs)
-        for member in members:
-            if member in structs:
+        for other in members:
+            if other in structs:
                 continue
-            width, writer = self._layout(member)
-            others.append((_accepts(member), size, writer))
+            width, writer = self._layout(other)
+            others.append((_accepts(other), size, writer))
             size += width
 
         def write(value: Any, out: Vector, offset: int) -> None:

@@ -58,7 +58,7 @@ __all__ = [
 
 SYSTEM_FOLDERS = ("/usr", "/etc")
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_FAMIGLIA_PACKAGES = ("protocol", "referee")
+_FAMIGLIA_PACKAGES = ("protocol", "referee", "training")
 _DEPENDENCIES = ("msgspec", "trio")  # what famiglia's protocol and referee packages import
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding famiglia's packages
 

@@ -173,8 +173,8 @@ def _deal_cards(view: SicilianosView, rng: random.Random) -> _Dealt:
     slots: list[tuple[int, tuple[str, int, int]]] = []
     for p in view.players:
         if p.seat != me:
-            for colour in p.hand:
-                slots.append((COLOUR_INDEX[colour], ("hand", p.seat, 0)))
+            for held in p.hand:
+                slots.append((COLOUR_INDEX[held], ("hand", p.seat, 0)))
     piles: list[list[int] | None] = [None] * N_COLOURS
     for pile in view.known_piles:
         colour = COLOUR_INDEX[pile.colour]
@@ -198,13 +198,13 @@ def _deal_cards(view: SicilianosView, rng: random.Random) -> _Dealt:
             war.seat_of[colour] = seat
             war.stake[seat] = participant.stake
             war.cards[seat] = []
-            for i, card in enumerate(participant.cards):
-                card_colour = COLOUR_INDEX[card.colour]
-                if card.value is None:
+            for i, on_table in enumerate(participant.cards):
+                card_colour = COLOUR_INDEX[on_table.colour]
+                if on_table.value is None:
                     war.cards[seat].append(-1)
                     slots.append((card_colour, ("war", seat, i)))
                 else:
-                    known = card_id(card_colour, card.value)
+                    known = card_id(card_colour, on_table.value)
                     war.cards[seat].append(known)
                     seen.add(known)
     # Deal: per colour, the cards the seat sees nowhere, shuffled into that colour's slots.
@@ -224,9 +224,9 @@ def _deal_cards(view: SicilianosView, rng: random.Random) -> _Dealt:
             if kind == "hand":
                 hands[owner].append(card)
             elif kind == "pile":
-                pile = piles[owner]
-                assert pile is not None
-                pile[index] = card
+                dealt = piles[owner]
+                assert dealt is not None
+                dealt[index] = card
             else:
                 assert war is not None
                 war.cards[owner][index] = card

@@ -161,19 +161,19 @@ class SicilianosEncoding(Encoding):
             base = at["dice"]
             out[base] = 1.0
             out[base + 1 + rel(v.dice.seat)] = 1.0
-            for colour in v.dice.colours:
-                out[base + 1 + n + COLOUR_INDEX[colour]] += 0.5
+            for rolled in v.dice.colours:
+                out[base + 1 + n + COLOUR_INDEX[rolled]] += 0.5
             out[base + 1 + n + N_COLOURS + ("take2", "take1", "steal").index(v.dice.action)] = 1.0
-        for colour, left in v.piles.items():
-            out[at["piles"] + COLOUR_INDEX[colour]] = left / VALUES_PER_COLOUR
-        for colour, left in v.business_piles.items():
-            out[at["business_piles"] + COLOUR_INDEX[colour]] = left / len(KINDS)
+        for name, left in v.piles.items():
+            out[at["piles"] + COLOUR_INDEX[name]] = left / VALUES_PER_COLOUR
+        for name, left in v.business_piles.items():
+            out[at["business_piles"] + COLOUR_INDEX[name]] = left / len(KINDS)
         for card in v.hand:
             out[at["hand"] + card_id(COLOUR_INDEX[card.colour], card.value)] = 1.0
         for p in v.players:
             base = at["players"] + rel(p.seat) * self.player_width
-            for colour in p.hand:
-                out[base + COLOUR_INDEX[colour]] += 0.2
+            for held in p.hand:
+                out[base + COLOUR_INDEX[held]] += 0.2
             base += N_COLOURS
             out[base] = p.hand_size / 10
             base += 1
@@ -184,10 +184,10 @@ class SicilianosEncoding(Encoding):
             out[base + 1] = p.clean / START_MONEY
             base += 2
             for business in p.businesses:
-                colour = COLOUR_INDEX[business.colour]
-                out[base + colour] += 1 / len(KINDS)
+                owned = COLOUR_INDEX[business.colour]
+                out[base + owned] += 1 / len(KINDS)
                 if business.kind is not None:
-                    out[base + N_COLOURS + colour * len(KINDS) + KIND_INDEX[business.kind]] = 1.0
+                    out[base + N_COLOURS + owned * len(KINDS) + KIND_INDEX[business.kind]] = 1.0
             base += N_COLOURS + N_COLOURS * len(KINDS)
             out[base] = float(p.forfeited)
         for pile in v.known_piles:
