@@ -42,17 +42,14 @@ import math
 import random
 import zlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 import msgspec.inspect as schema
 import numpy as np
 import numpy.typing as npt
 
-from referee.games.base import Decision, SeededChance
-
-if TYPE_CHECKING:
-    from referee.games.base import GameRules
+from referee.games.chance import SeededChance
 
 __all__ = [
     "LIST_SLOTS",
@@ -65,6 +62,36 @@ __all__ = [
 
 Vector = npt.NDArray[np.float32]
 Mask = npt.NDArray[np.int8]
+
+
+# What this module reads of a Decision and of a GameRules (referee.games.base, which imports this
+# module from its ``encoding`` hook, so it cannot be imported back).
+class Decision(Protocol):
+    @property
+    def seat(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def options(self) -> list[Any] | None: ...
+    @property
+    def constraints(self) -> Any: ...
+
+
+class _Game(Protocol):
+    def decision(self) -> Decision | None: ...
+    def random_action(self, rng: random.Random) -> Any: ...
+    def apply(self, seat: int, action: Any) -> Any: ...
+
+
+class GameRules(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def view_type(self) -> Any: ...
+    @property
+    def action_type(self) -> Any: ...
+    def new_game(self, n_players: int, config: Any, chance: SeededChance) -> _Game: ...
+
 
 # How many items of a list (or entries of a dict) in a view the generic layout keeps.
 LIST_SLOTS: Final = 8

@@ -25,8 +25,7 @@ from typing import Any, Final
 import msgspec
 import numpy as np
 
-from referee.games.base import Decision
-from referee.games.encoding import Encoding, Mask, Vector
+from referee.games.encoding import Decision, Encoding, Mask, Vector
 from referee.games.sicilianos.components import (
     COLOUR_INDEX,
     COLOURS,

@@ -36,8 +36,7 @@ from typing import Any, Final
 import msgspec
 import numpy as np
 
-from referee.games.base import Decision
-from referee.games.encoding import Encoding, Mask, Vector
+from referee.games.encoding import Decision, Encoding, Mask, Vector
 from referee.games.vendetta.components import MAFIOSI_PER_COLOUR, N_DISTRICTS, TURNS_PER_ROUND
 from referee.games.vendetta.messages import Place, PlaceConstraints, Placement, VendettaView
 
