@@ -117,7 +117,7 @@ class SicilianosRules(GameRules):
 
     def encoding(self, n_players: int, config: Any) -> Encoding:
         """The view as a vector with the observing seat first, every decision one masked pick from a
-        catalogue of all 872 actions (``sicilianos.encoding``)."""
+        catalogue of all 866 actions (``sicilianos.encoding``)."""
         from referee.games.sicilianos.encoding import SicilianosEncoding
 
         self.check_table(n_players)

@@ -1,7 +1,7 @@
 """Sicilianos as numbers for a learner (referee.games.encoding): the view as a vector, an action as one number.
 
 Every Sicilianos decision lists its options, so a decision is one step: a
-number from a fixed catalogue of every action the game has (872 of them: draw
+number from a fixed catalogue of every action the game has (866 of them: draw
 or inspect a colour, pick or give a value, roll, start or join a war with a
 card and a note, stay out, play a card, pass, steal a colour from a seat, the
 Renegade and Bomb choices, the spoils, a business kind), masked to the
