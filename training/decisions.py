@@ -57,8 +57,13 @@ class Asked:
 
     def choose(self, index: Any) -> Any | None:
         """Take one step; the game action once the steps make one, else None. IllegalStep for a masked number."""
-        step = int(index)
         mask = self.mask()
+        try:
+            step = int(index)
+        except (TypeError, ValueError):
+            raise IllegalStep(
+                f"a step is a number from 0 to {len(mask) - 1} that the action mask allows, not {index!r}"
+            ) from None
         if not 0 <= step < len(mask) or not mask[step]:
             allowed = np.flatnonzero(mask)
             shown = ", ".join(

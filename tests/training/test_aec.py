@@ -247,3 +247,26 @@ def test_user_mistakes_are_one_clear_line(kwargs: dict[str, Any], message: str) 
 def test_observing_before_reset_says_to_reset() -> None:
     with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
         env("sicilianos", 3).observe("player_0")
+
+
+@pytest.mark.parametrize("wrong", [None, "three", 2.5j, object()])
+def test_a_step_that_is_not_a_number_is_one_line_saying_what_a_step_is(wrong: object) -> None:
+    aec = env("sicilianos", 3)
+    aec.reset(seed=1)
+    with pytest.raises(IllegalStep, match=r"a step is a number from 0 to 865 that the action mask allows, not"):
+        aec.step(wrong)
+
+
+def test_an_illegal_game_action_from_a_search_bot_is_refused_and_changes_nothing() -> None:
+    from referee.games.base import IllegalAction
+    from referee.games.vendetta import Place, Placement
+
+    aec = env("vendetta", 3, observation="view")
+    aec.reset(seed=1)
+    agent = aec.agent_selection
+    before = _encode(aec.observe(agent)["view"])
+    with pytest.raises(IllegalAction, match="P1"):
+        aec.step(Place([Placement(99, 1)]))
+    assert _encode(aec.observe(agent)["view"]) == before and aec.agent_selection == agent
+    aec.step(Place([]))  # the game goes on from where it was
+    assert aec.agent_selection != agent

@@ -3,7 +3,10 @@ warm processes, the referee's deals, a hostile opponent contained, every process
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +15,14 @@ import pytest
 from referee.bots import BotSpecError
 from referee.games import get_rules
 from referee.games.base import SeededChance
-from tests.conftest import SAMPLE_BOTS, TEST_BOTS, processes_in, wait_until_gone
+from tests.conftest import (
+    ROOT,
+    SAMPLE_BOTS,
+    TEST_BOTS,
+    assert_no_bot_outlived_its_referee,
+    processes_in,
+    wait_until_gone,
+)
 from training.opponents import OpponentsEnv
 
 pytestmark = pytest.mark.slow
@@ -107,3 +117,44 @@ def test_a_bot_that_is_not_there_is_one_line() -> None:
     with pytest.raises(BotSpecError, match="no bot.toml|not a folder") as caught:
         OpponentsEnv("vendetta", ["sample_bots/nothing_here", "sample_bots/random_py"])
     assert "\n" not in str(caught.value)
+
+
+def test_a_step_after_the_end_says_to_reset() -> None:
+    env = OpponentsEnv("sicilianos", [str(SAMPLE_BOTS / "random_py")] * 2)
+    try:
+        _play(env, 4, np.random.default_rng(0))
+        with pytest.raises(RuntimeError, match=r"call reset\(\)"):
+            env.step(0)
+    finally:
+        env.close()
+
+
+KILLED = """
+import sys
+import numpy as np
+from training.opponents import OpponentsEnv
+
+env = OpponentsEnv("vendetta", [sys.argv[1]] * 2)
+seen, _ = env.reset(seed=1)
+env.step(int(np.flatnonzero(seen["action_mask"])[0]))
+print("playing", flush=True)
+sys.stdin.read()  # until the test kills this process
+"""
+
+
+def test_no_bot_outlives_a_training_process_that_is_killed(tmp_path: Path) -> None:
+    folder = tmp_path / "random_py"
+    shutil.copytree(SAMPLE_BOTS / "random_py", folder)
+    tmp_path.chmod(0o755)
+    folder.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    trainer = subprocess.Popen(
+        [sys.executable, "-c", KILLED, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert trainer.stdout is not None and trainer.stdout.readline() == b"playing\n"
+        assert processes_in(folder)
+    finally:
+        trainer.kill()
+        trainer.wait()
+    assert_no_bot_outlived_its_referee(folder)
