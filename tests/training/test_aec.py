@@ -41,8 +41,8 @@ def _conformance(game: str, n: int, form: str) -> None:
         # PettingZoo warns of what it merely recommends (a Box observation, not a Dict of one), and
         # of the zero mask a seat that is not asked has: the API test's assertions are what counts.
         warnings.simplefilter("ignore")
-        api_test(env(game, n, observation=form), num_cycles=200)  # type: ignore[arg-type]
-        seed_test(lambda: env(game, n, observation=form), num_cycles=200)  # type: ignore[arg-type]
+        api_test(env(game, n, observation=form), num_cycles=200)
+        seed_test(lambda: env(game, n, observation=form), num_cycles=200)
 
 
 @pytest.mark.parametrize(("game", "n_players", "form"), _registry_cases())
