@@ -19,8 +19,8 @@ from referee.channel import InProcessSeat
 from referee.games import game_names, get_rules
 from referee.match import MatchSpec, run_match
 from referee.settings import RefereeSettings
-from tests.tournaments.viewer.plugin_game import GAME as PLUGIN
-from tests.tournaments.viewer.plugin_game import register
+from tests.tournaments.hosting.viewer.plugin_game import GAME as PLUGIN
+from tests.tournaments.hosting.viewer.plugin_game import register
 from training.aec import FamigliaEnv, IllegalStep, env
 
 _encode = msgspec.json.encode

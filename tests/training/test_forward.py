@@ -12,8 +12,8 @@ import pytest
 
 from referee.games import get_rules
 from referee.games.base import GameState, SeededChance
-from tests.tournaments.viewer.plugin_game import GAME as PLUGIN
-from tests.tournaments.viewer.plugin_game import register
+from tests.tournaments.hosting.viewer.plugin_game import GAME as PLUGIN
+from tests.tournaments.hosting.viewer.plugin_game import register
 from training.forward import NoForwardModel, check_sample_agrees, sample_states
 
 _encode = msgspec.json.encode

@@ -17,7 +17,7 @@ from protocol.codec import encode_message
 from protocol.messages import PROTOCOL_VERSION, Request, Start, TimeControl
 from referee.games import get_rules
 from referee.games.base import SeededChance
-from tests.tournaments.checkbot.test_checkbot import failing, run_check
+from tests.tournaments.hosting.checkbot.bot_checks import failing, run_check
 from training.aec import env
 from training.decisions import Asked, Observation, decision_from_request
 from training.policy_bot import serve_policy
