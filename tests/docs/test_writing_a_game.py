@@ -190,7 +190,9 @@ def test_the_pages_single_check_calls_run_as_written(registered: Path) -> None:
 
 def test_the_placeholder_the_page_tells_a_drawing_to_clear_is_the_viewers() -> None:
     # A board.js that appends to root instead of replacing its children leaves this sentence above the board.
-    template = (REPO / "tournaments" / "viewer" / "templates" / "viewer.html.j2").read_text(encoding="utf-8")
+    template = (REPO / "tournaments" / "hosting" / "viewer" / "templates" / "viewer.html.j2").read_text(
+        encoding="utf-8"
+    )
     placeholder = re.search(r'<section id="board"[^>]*><p[^>]*>(.*?)</p>', template)
     assert placeholder is not None
     assert f'("{placeholder.group(1)}")' in " ".join(DOC.read_text(encoding="utf-8").split())
