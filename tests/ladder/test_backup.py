@@ -18,7 +18,8 @@ def finished_table_game(db: Path) -> int | None:
     """A game whose every seating is played: its page is open to anyone."""
     with sqlite3.connect(db) as connection:
         row = connection.execute(
-            "SELECT MIN(id) FROM game WHERE tbl IN (SELECT tbl FROM game GROUP BY tbl HAVING SUM(state != 'done') = 0)"
+            "SELECT MIN(id) FROM game WHERE table_id IN "
+            "(SELECT table_id FROM game GROUP BY table_id HAVING SUM(state != 'done') = 0)"
         ).fetchone()
     return None if row is None else row[0]
 

@@ -83,7 +83,8 @@ def test_each_hostile_bot_fails_the_check_naming_its_fault(
 ) -> None:
     report = run_check(HOSTILE / bot, **settings)
     assert not report.passed
-    assert failing(report)[0] == check, report.checks
+    # Every check runs now (issue 44): on a loaded machine a slow bot may fail another one first.
+    assert check in failing(report), report.checks
     result = next(r for r in report.checks if r.name == check)
     assert result.detail and result.wanted and "PROTOCOL.md, section" in result.fix
 
