@@ -61,7 +61,7 @@ def test_a_backup_taken_while_serving_holds_every_finished_game_and_serves_on(tm
         assert process.wait(timeout=300) == 0
     finally:
         stop(process, signal.SIGKILL)
-    assert len(done_games(copied_db)) == len(copied) + 1
+    assert len(done_games(copied_db)) > len(copied)  # it played on (games in flight at the stop may finish too)
     assert done_games(db) == after  # the original is untouched by its copy's games
 
 
