@@ -237,8 +237,9 @@ class DaskExecutor:
             return
         name = self._competition.name
         plugins = [name, *(package_plugin(name, digest) for digest in self._shipped)]
-        with trio.move_on_after(20):
-            await trio.to_thread.run_sync(_close, client, plugins, unfinished, abandon_on_cancel=True)
+        # Waited for however long a loaded scheduler takes (each call is bounded by Dask's own timeouts): a
+        # plugin left registered would set up a referee on every worker that joins or restarts later.
+        await trio.to_thread.run_sync(_close, client, plugins, unfinished)
 
     async def ready(self) -> None:
         """Return once a scheduler answers with the competition's plugin registered (trying every ``retry_s``)."""

@@ -170,10 +170,9 @@ class _Worker:
                 line = await reader.readline()
                 answer = _answer_decoder.decode(line)
             except StreamClosed:
-                if self.waiting:
-                    self._fail(
-                        f"a worker process {await _how_it_ended(process)} with {len(self.waiting)} games unfinished"
-                    )
+                # Only the host ends a worker (it closes its stdin as the block ends): this one died.
+                how = f"a worker process {await _how_it_ended(process)}"
+                self._fail(f"{how} with {len(self.waiting)} games unfinished" if self.waiting else how)
                 return
             except msgspec.DecodeError as exc:
                 self._fail(f"a worker sent an unreadable line: {exc}")

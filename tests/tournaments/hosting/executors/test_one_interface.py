@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 import pytest
 import trio
+import trio.testing
 
 from referee.bots import BotSpec, load_bot
 from referee.match import MatchRecord, MatchSpec
@@ -94,6 +95,21 @@ async def test_a_worker_process_killed_mid_game_leaves_that_game_and_every_later
     async with executor.open(COMPETITION):  # a new block starts new workers: the run that stopped can resume
         record = await executor.play(SPEC, passers("ann", "bob", "cat"), None)
     assert record.result.forfeited == []
+
+
+async def test_a_worker_process_that_dies_between_games_is_named_by_the_next_game() -> None:
+    executor = ProcessExecutor(1)
+    async with executor.open(COMPETITION):
+        with trio.fail_after(240):
+            while not (workers := workers_of(os.getpid())):
+                await trio.sleep(0.05)
+        os.kill(workers[0], signal.SIGKILL)
+        with trio.fail_after(240):  # the host reaped it: it knows how it ended
+            while workers_of(os.getpid()):
+                await trio.sleep(0.05)
+            await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(NotPlayed, match="^a worker process was killed by SIGKILL$"):
+            await executor.play(SPEC, passers("ann", "bob", "cat"), None)
 
 
 def _children(pid: int) -> list[int]:
