@@ -105,6 +105,7 @@ CREATE TABLE IF NOT EXISTS seat (
     termination TEXT,
     reason TEXT,
     mu_after REAL NOT NULL,
+    sigma_after REAL,
     PRIMARY KEY (game, seat)
 );
 CREATE INDEX IF NOT EXISTS seat_version ON seat(version);
@@ -220,6 +221,21 @@ def _rename_tables(db: sqlite3.Connection) -> None:
             db.execute("ALTER TABLE game RENAME COLUMN tbl TO table_id")
 
 
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """Columns added to a table after ladders were made with it, added to an older store at open.
+
+    ``seat.sigma_after`` (the rating's sigma after the game, for the entrant page's interval band) is
+    NULL in the games an older ladder recorded: their band is not drawn.
+    """
+    columns = {row[1] for row in db.execute("PRAGMA table_info(seat)")}
+    if "sigma_after" not in columns:
+        try:
+            db.execute("ALTER TABLE seat ADD COLUMN sigma_after REAL")
+        except sqlite3.OperationalError:  # the server and a command opened it at once: the other one added it
+            if "sigma_after" not in {row[1] for row in db.execute("PRAGMA table_info(seat)")}:
+                raise
+
+
 class LadderStore:
     """A ladder's SQLite file, created 0600 on first use."""
 
@@ -231,6 +247,7 @@ class LadderStore:
             self.db = open_private_database(path)
             _rename_tables(self.db)
             self.db.executescript(_SCHEMA)
+            _add_missing_columns(self.db)
             self.db.execute("INSERT OR IGNORE INTO ladder VALUES (1, ?, ?)", (secrets.token_bytes(32), _now()))
             tighten_database(path)
         except sqlite3.DatabaseError as exc:
@@ -553,7 +570,7 @@ class LadderStore:
             for seat, version in enumerate(seating):
                 ended = terminations.get(seat)
                 self.db.execute(
-                    "INSERT INTO seat VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO seat VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         game_id,
                         seat,
@@ -563,6 +580,7 @@ class LadderStore:
                         ended.kind if ended else None,
                         ended.reason if ended else None,
                         after[seat][0],
+                        after[seat][1],
                     ),
                 )
                 self.db.execute("UPDATE version SET mu = ?, sigma = ? WHERE id = ?", (*after[seat], version))
@@ -576,10 +594,19 @@ class LadderStore:
             )
 
     def games(
-        self, *, entrant: str | None = None, game_id: int | None = None, before: int | None = None, limit: int = 50
+        self,
+        *,
+        entrant: str | None = None,
+        game_id: int | None = None,
+        before: int | None = None,
+        limit: int = 50,
+        version_number: int | None = None,
+        opponent: str | None = None,
     ) -> list[GameRow]:
         """Finished games, newest first; of one entrant (any of its versions) or one game when asked; with
-        ``before``, only games numbered below it (the next page of a list that ended there)."""
+        ``before``, only games numbered below it (the next page of a list that ended there). With
+        ``entrant``, ``version_number`` keeps the games of that version of it and ``opponent`` those where the
+        entrant ``opponent`` sat too (an entrant page's matchup cell)."""
         where: list[str] = ["g.state = 'done'"]
         args: list[object] = []
         if before is not None:
@@ -594,6 +621,18 @@ class LadderStore:
                 "JOIN entrant e ON e.id = v.entrant WHERE e.name = ?)"
             )
             args.append(entrant)
+            if version_number is not None:
+                where.append(
+                    "g.id IN (SELECT s.game FROM seat s JOIN version v ON v.id = s.version "
+                    "JOIN entrant e ON e.id = v.entrant WHERE e.name = ? AND v.number = ?)"
+                )
+                args.extend((entrant, version_number))
+        if opponent is not None:
+            where.append(
+                "g.id IN (SELECT s.game FROM seat s JOIN version v ON v.id = s.version "
+                "JOIN entrant e ON e.id = v.entrant WHERE e.name = ?)"
+            )
+            args.append(opponent)
         rows = self.db.execute(
             "SELECT g.id, g.table_id, t.seed, g.state, g.seating, g.finished, g.seconds, g.ended_by, g.replay "
             f"FROM game g JOIN tables t ON t.id = g.table_id WHERE {' AND '.join(where)} ORDER BY g.id DESC LIMIT ?",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from ladder.history import VersionMatchup, VersionRatings, rating_histories, version_matchups
 from ladder.store import GameRow, LadderStore, VersionRow
 
 __all__ = [
@@ -88,6 +89,10 @@ class EntrantView(msgspec.Struct, frozen=True, kw_only=True):
     games: list[GameView]
     rating_history: list[float]
     """The active version's mu after each of its games."""
+    ratings: list[VersionRatings] = []
+    """Every version that played, oldest first, with its mu and sigma after each game and when it ended."""
+    version_matchups: list[VersionMatchup] = []
+    """Each version against each other entrant, newest version first."""
 
 
 def standings(store: LadderStore, fit: list[FitStanding] | None = None) -> list[Standing]:
@@ -164,6 +169,8 @@ def entrant_view(store: LadderStore, name: str, *, owner: bool) -> EntrantView |
         matchups=[Matchup(opponent=o, games=n, ahead=a, behind=b) for o, n, a, b in store.matchups(name)],
         games=game_views(store, store.games(entrant=name, limit=30)),
         rating_history=[round(mu, 2) for mu in store.rating_history(active[0].id)] if active else [],
+        ratings=rating_histories(store, name),
+        version_matchups=version_matchups(store, name),
     )
 
 

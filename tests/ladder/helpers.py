@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import io
 import tarfile
 from pathlib import Path
 
+from ladder.store import LadderStore
+from protocol.messages import Result
 from referee.bot_folder import pack_folder
+from referee.match import MatchRecord, SeatTiming
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_BOTS = ROOT / "sample_bots"
@@ -70,3 +74,56 @@ def device_member(name: str) -> tuple[tarfile.TarInfo, bytes]:
 
 
 MANIFEST = file_member("bot.toml", b'name = "x"\ncommand = "python3 bot.py"\n')
+
+
+def finished_record(ranks: list[int], replay: Path | None = None) -> MatchRecord:
+    """What the referee hands back for a game that ended in ``ranks`` (its replay at ``replay``): enough for
+    the store to rate it."""
+    timing = SeatTiming(decisions=1, total_ms=1.0, max_ms=1.0, bank_left_ms=0.0)
+    result = Result(ranks=ranks, scores=[0] * len(ranks), winners=[ranks.index(1)], forfeited=[], ended_by="finished")
+    return MatchRecord(
+        match="m",
+        game="vendetta",
+        seed=1,
+        variants={},
+        names=["a"] * len(ranks),
+        result=result,
+        timings=[timing] * len(ranks),
+        seconds=1.0,
+        replay=None if replay is None else str(replay),
+    )
+
+
+def play_recorded(
+    store: LadderStore,
+    versions: list[int],
+    ranks: list[int],
+    finished: datetime.datetime | None = None,
+    replay: Path | None = None,
+) -> int:
+    """A table of ``versions`` whose one game is recorded as ended in ``ranks`` (at ``finished``, when given;
+    its replay file ``replay``, when given), without a referee: what the pages show of a ladder's history,
+    made in milliseconds."""
+    table = store.add_table(1, versions, [versions])
+    started = store.start_next()
+    assert started is not None
+    game = started[0]
+    store.finish(game, finished_record(ranks, replay))
+    if finished is not None:
+        with store.transaction():
+            store.db.execute(
+                "UPDATE game SET finished = ? WHERE id = ?", (finished.isoformat(timespec="seconds"), game)
+            )
+    assert store.table_finished(table)
+    return game
+
+
+def accepted_version(store: LadderStore, name: str, digest: str, prior: tuple[float, float] = (25.0, 25.0 / 3)) -> int:
+    """A new version of ``name`` (registered if new), accepted: its id."""
+    from ladder.store import new_token
+
+    entrant = store.entrant(name)
+    entrant_id = store.add_entrant(name, new_token()) if entrant is None else entrant.id
+    version = store.add_version(entrant_id, digest, prior, per_hour=1000)
+    store.decide(version.id, accepted=True, reason="passed check-bot (6 games)", report="{}")
+    return version.id
