@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,16 +54,30 @@ def _board_script(game: str) -> str:
         return ""  # the page then says the board cannot be drawn
 
 
-def render_view(data: ViewerData, view: str, out: Path, *, assets: str | None = None) -> str:
+def render_view(
+    data: ViewerData,
+    view: str,
+    out: Path,
+    *,
+    assets: str | None = None,
+    seat_tabs: Collection[int] | None = None,
+    site_links: Sequence[tuple[str, str]] = (),
+) -> str:
     """The HTML of one view ("all" or a seat number as text).
 
     ``assets``: the folder (relative to the page) of the files ``write_assets``
     wrote, which the page then loads; None puts everything in the page.
+    ``seat_tabs``: the seats whose pages the reader may open, given a tab each
+    (None: every seat, as beside a written viewer); a site serving the pages
+    to readers who may open only some (the ladder) names those.
+    ``site_links``: (label, address) pairs of a site the page is part of,
+    shown above the game as a way back to it.
     """
     links = [{"label": "everything", "href": out.name, "current": view == "all", "seat": None}]
     for seat, name in enumerate(data.seats):
-        links.append({"label": f"seat {seat} {name}", "href": seat_page(out, seat).name,
-                      "current": view == str(seat), "seat": seat})  # fmt: skip
+        if seat_tabs is None or seat in seat_tabs or view == str(seat):
+            links.append({"label": f"seat {seat} {name}", "href": seat_page(out, seat).name,
+                          "current": view == str(seat), "seat": seat})  # fmt: skip
     payload: dict[str, Any] = {
         "game": data.game,
         "match": data.match,
@@ -88,6 +102,7 @@ def render_view(data: ViewerData, view: str, out: Path, *, assets: str | None = 
             view=view,
             links=links,
             left_out=left_out,
+            site_links=site_links,
             payload=packed_json(payload),
             colours=SEAT_COLOURS,
             assets=assets,
