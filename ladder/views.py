@@ -23,7 +23,6 @@ __all__ = [
     "entrant_view",
     "fit_standings",
     "game_views",
-    "rating_points",
     "standings",
 ]
 
@@ -220,13 +219,3 @@ def fit_standings(rows: list[GameRow], versions: list[VersionRow]) -> list[FitSt
         )
         for s in summarise(games, fit)
     ]
-
-
-def rating_points(history: list[float], width: int = 400, height: int = 120) -> str:
-    """An SVG polyline's points for a rating history, scaled to the box; empty under two points."""
-    if len(history) < 2:
-        return ""
-    low, high = min(history), max(history)
-    span = (high - low) or 1.0
-    step = width / (len(history) - 1)
-    return " ".join(f"{i * step:.1f},{height - (mu - low) / span * height:.1f}" for i, mu in enumerate(history))

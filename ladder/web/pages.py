@@ -1,7 +1,8 @@
 """The ladder's HTML pages, rendered on the server.
 
-``/`` (the leaderboard), ``/entrants/NAME``, ``/games/game-N.html`` (the
-replay viewer, everything), ``/games/game-N.seat-S.html`` and
+``/`` (the leaderboard), ``/entrants/NAME`` and its games
+(``/entrants/NAME/games``, by version and opponent), ``/games/game-N.html`` (the
+replay viewer, everything, with the ladder's links and the reader's seat tabs), ``/games/game-N.seat-S.html`` and
 ``/games/N/stderr/S`` (the seat's owner only), ``/login``, ``/logout``,
 ``/register`` (with the host's invite code) and ``/token`` (the entrant
 replaces its own token). Every form refuses a POST from another site. A game
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote, urlencode
 
 import msgspec
 import trio
@@ -28,9 +29,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ladder.sessions import SESSION_DAYS, close_session, open_session, replace_token
-from ladder.store import RateLimited
-from ladder.views import entrant_view, rating_points, standings
+from ladder.store import GameRow, RateLimited
+from ladder.views import entrant_view, game_views, standings
 from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, register
+from ladder.web.charts import rating_chart
 from ladder.web.feed import feed_key
 from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
 from ladder.web.site import PAGE_HEADERS, not_found, page, site
@@ -68,18 +70,71 @@ async def entrant(request: Request) -> Response:
             if version.state == "rejected" and (text := store.report(version.id)):
                 reports[version.number] = msgspec.json.decode(text)
     ladder = site(request).ladder
-    opponents = sorted({v.entrant for v in store.versions(states=("active",))} - {name}) if view.owner else []
+    board = standings(store, ladder.fit.rows if ladder.fit else None)
+    opponents = sorted({row.entrant for row in board} - {name}) if view.owner else []
     return page(
         request,
         "entrant.html.j2",
         title=name,
         view=view,
-        points=rating_points(view.rating_history),
+        standing=next((row for row in board if row.entrant == name), None),
+        board_size=len(board),
+        chart=rating_chart(view.ratings),
+        matchup_versions=sorted({m.version for m in view.version_matchups}, reverse=True),
+        matchup_cells={(m.version, m.opponent): m for m in view.version_matchups},
         reports=reports,
         opponents=opponents,
         challenge_sizes=[size - 1 for size in ladder.config.table_sizes],
         challenges_per_hour=ladder.config.challenges.per_hour,
         feed=f"/feeds/{name}/{feed_key(store, name)}.atom" if view.owner else None,
+    )
+
+
+_GAMES_PAGE = 50
+
+
+def _number(text: str | None) -> int | None:
+    """A query's number (a version, a game), None when absent; ValueError when it is no number."""
+    if text is None:
+        return None
+    if not text.isdigit() or len(text) > 12:
+        raise ValueError(text)
+    return int(text)
+
+
+async def entrant_games(request: Request) -> Response:
+    """``/entrants/NAME/games``: every game of the entrant, newest first, 50 a page; ``version=N`` keeps
+    those of its version N, ``opponent=NAME`` those another entrant sat at (a matchup cell's games)."""
+    store = site(request).store
+    name = request.path_params["name"]
+    if store.entrant(name) is None:
+        return not_found(request)
+    query = request.query_params
+    opponent = query.get("opponent") or None
+    try:
+        version, before = _number(query.get("version")), _number(query.get("before"))
+    except ValueError:
+        said = "version and before take a number: /entrants/NAME/games?version=2&opponent=NAME"
+        return page(request, "message.html.j2", 400, title="Not a number", message=said, back=name)
+    rows = store.games(entrant=name, version_number=version, opponent=opponent, before=before, limit=_GAMES_PAGE)
+    words = f"the games of {name}" if version is None else f"the games of {name}'s version {version}"
+    if opponent is not None:
+        words += f" against {opponent}"
+    older = None
+    if len(rows) == _GAMES_PAGE:
+        kept = {"version": version, "opponent": opponent, "before": rows[-1].id}
+        older = f"/entrants/{quote(name)}/games?" + urlencode({k: v for k, v in kept.items() if v is not None})
+    return page(
+        request,
+        "games.html.j2",
+        title=f"{name}'s games",
+        name=name,
+        said=words[0].upper() + words[1:] + ", newest first.",
+        games=game_views(store, rows),
+        owner=owns(request, name),
+        version=version,
+        opponent=opponent,
+        older=older,
     )
 
 
@@ -135,13 +190,15 @@ GAME_PAGES_AT_ONCE = trio.CapacityLimiter(2)
 readers wait their turn instead of each holding a page's memory, and the other requests keep the thread."""
 
 
-def _game_page(replay: Path, view: str, game_id: int) -> str:
-    """The viewer page of one view of a game, built and rendered (off the Trio thread)."""
-    from tournaments.hosting.viewer.build import build_viewer_data
-    from tournaments.hosting.viewer.page import render_view
+def _game_page(replay: Path, view: str, game_id: int, readable: set[int], site_links: list[tuple[str, str]]) -> str:
+    """The viewer page of one view of a game, built and rendered (off the Trio thread): with the ladder's
+    ``site_links`` above it and a tab only for the seats the reader may open (``readable``), since the
+    others answer 404."""
+    from tournaments.viewer.build import build_viewer_data
+    from tournaments.viewer.page import render_view
 
     data = build_viewer_data(replay, notes_bytes=GAME_PAGE_NOTES_BYTES)
-    return render_view(data, view, Path(f"game-{game_id}.html"))
+    return render_view(data, view, Path(f"game-{game_id}.html"), seat_tabs=readable, site_links=site_links)
 
 
 async def game(request: Request) -> Response:
@@ -155,14 +212,21 @@ async def game(request: Request) -> Response:
     if row is None or row.replay is None or not store.table_finished(row.table):
         return not_found(request)  # its deal is still being played in other seatings: not shown yet
     replay = row.replay
-    if seat is not None:
-        seats = [s for s in row.seats if s.seat == int(seat)]
-        if not seats or not owns(request, seats[0].entrant):
-            return not_found(request)
+    mine = {s.seat for s in row.seats if owns(request, s.entrant)}
+    if seat is not None and int(seat) not in mine:
+        return not_found(request)
     view = "all" if seat is None else seat
     file = replay_file(request, replay)
-    text = await trio.to_thread.run_sync(_game_page, file, view, game_id, limiter=GAME_PAGES_AT_ONCE)
+    links = _site_links(site(request).ladder.config.name, row)
+    text = await trio.to_thread.run_sync(_game_page, file, view, game_id, mine, links, limiter=GAME_PAGES_AT_ONCE)
     return Response(text, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+
+
+def _site_links(ladder: str, row: GameRow) -> list[tuple[str, str]]:
+    """The ladder's links above a game's viewer: its leaderboard (under the ladder's name), then the page
+    of each entrant at the table, best placed first."""
+    entrants = dict.fromkeys(s.entrant for s in sorted(row.seats, key=lambda s: s.rank))
+    return [(f"{ladder}: leaderboard", "/"), *((name, f"/entrants/{quote(name)}") for name in entrants)]
 
 
 async def seat_stderr(request: Request) -> Response:
@@ -276,6 +340,7 @@ async def register_page(request: Request) -> Response:
 routes = [
     Route("/", leaderboard),
     Route("/entrants/{name}", entrant),
+    Route("/entrants/{name}/games", entrant_games),
     Route("/games/{game:int}/stderr/{seat:int}", seat_stderr),
     Route("/games/{page}", game),
     Route("/login", login_form, methods=["GET"]),

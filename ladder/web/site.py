@@ -20,6 +20,7 @@ from starlette.responses import Response
 
 from ladder.loop import Ladder
 from ladder.store import LadderStore
+from ladder.web import look
 from ladder.web.guard import Throttle
 
 __all__ = ["PAGE_HEADERS", "Site", "error", "json", "not_found", "page", "site"]
@@ -50,6 +51,8 @@ class Site:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.templates.filters.update(ago=look.ago, exact=look.exact)
+        self.templates.globals.update(badges=look.badges, band_scale=look.band_scale)
         self.uploading: set[int] = set()
         """The entrants whose upload is arriving."""
         self.secret = secrets.token_bytes(32)

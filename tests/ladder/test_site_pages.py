@@ -1,0 +1,158 @@
+"""The ladder's pages as a competition site, over real HTTP: the board, an entrant's chart and matchups per
+version with their games, and the replay viewer inside the site."""
+
+from __future__ import annotations
+
+import datetime
+import html
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ladder.store import LadderStore
+from ladder.views import standings
+from ladder.web.look import band_scale
+from tests.ladder.helpers import accepted_version, play_recorded
+from tests.ladder.server import Running, logged_in, running_server
+from tests.tournaments.replay_factory import write_replay
+
+HOUR = datetime.timedelta(hours=1)
+
+
+def seed(store: LadderStore) -> dict[str, int]:
+    """Five entrants over two days; ann on her second version, which lost what her first won."""
+    now = datetime.datetime.now(datetime.UTC)
+    names = ["ann", "bob", "cat", "dan", "eve"]
+    ids = {name: accepted_version(store, name, name[0] * 64) for name in names}
+    for i in range(30):
+        table = [names[i % 5], names[(i + 1) % 5], names[(i + 2) % 5]]
+        order = sorted(table, key=names.index)  # alphabetical order wins: ann's first version is strong
+        play_recorded(store, [ids[n] for n in table], [order.index(n) + 1 for n in table], now - 48 * HOUR + i * HOUR)
+    ids["ann"] = accepted_version(store, "ann", "z" * 64)
+    for i in range(6):
+        table = ["ann", "bob", "cat"] if i % 2 else ["ann", "dan", "eve"]
+        play_recorded(store, [ids[n] for n in table], [3, 1, 2], now - 10 * HOUR + i * HOUR)
+    with store.transaction():  # submitted three hours ago and two days ago, as the board will say
+        store.db.execute("UPDATE version SET submitted = ?", ((now - 49 * HOUR).isoformat(timespec="seconds"),))
+        store.db.execute(
+            "UPDATE version SET submitted = ? WHERE digest = ?",
+            ((now - 3 * HOUR - 5 * datetime.timedelta(minutes=1)).isoformat(timespec="seconds"), "z" * 64),
+        )
+    return ids
+
+
+def rows_of(page: str) -> list[str]:
+    body = page.split('<table id="standings">', 1)[1].split("</tbody>", 1)[0]
+    return re.findall(r"<tr class=.*?</tr>", body, re.DOTALL)
+
+
+async def test_the_board_marks_the_top_three_and_shows_each_rating_beside_its_band(tmp_path: Path) -> None:
+    async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
+        seed(server.ladder.store)
+        board = (await http.get("/")).text
+        expected = standings(server.ladder.store)
+        rows = rows_of(board)
+        assert len(rows) == len(expected) == 5
+        scale = band_scale(expected)
+        for row, want in zip(rows, expected, strict=True):
+            assert f'data-entrant="{want.entrant}"' in row
+            assert ("podium" in row.split(">", 1)[0]) == (want.rank <= 3)
+            assert f'<strong class="figure">{want.rating:.2f}</strong>' in row
+            assert f"{want.low:.2f} – {want.high:.2f}" in row  # the band printed as precisely as the rating
+            interval = re.search(r'class="interval" style="left: ([\d.]+)%; width: ([\d.]+)%"', row)
+            dot = re.search(r'class="dot" style="left: ([\d.]+)%"', row)
+            assert interval is not None and dot is not None
+            assert float(interval.group(1)) == pytest.approx(scale.at(want.low), abs=0.01)
+            assert float(interval.group(1)) + float(interval.group(2)) == pytest.approx(scale.at(want.high), abs=0.02)
+            assert float(dot.group(1)) == pytest.approx(scale.at(want.rating), abs=0.01)
+            assert '<span class="badge good" title="this version is active">active</span>' in row
+        ann = next(row for row in rows if 'data-entrant="ann"' in row)
+        said = re.search(r'<time datetime="([^"]+)" title="([^"]+)">([^<]+)</time>', ann)
+        assert said is not None and said.group(3) == "3 hours ago"
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", said.group(2))
+        assert "2 days ago" in next(row for row in rows if 'data-entrant="bob"' in row)
+        assert board.count('id="rating-rule"') == 1  # the one explanation, under the board
+
+
+async def test_an_entrant_page_charts_every_version_and_its_matchup_cells_open_their_games(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ladder.web import pages
+
+    async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
+        store = server.ladder.store
+        seed(store)
+        page = (await http.get("/entrants/ann")).text
+        chart = page.split('<svg id="rating-chart"', 1)[1].split("</svg>", 1)[0]
+        versions = re.findall(r'<polyline [^>]*data-version="(\d)"', chart)
+        assert versions == ["1", "2"]  # every version; the active one last, over the other
+        assert 'stroke="#0072B2" stroke-width="2.5" data-version="2"' in chart
+        caption = html.unescape(page.split('id="rating-chart-caption">', 1)[1].split("</figcaption>", 1)[0])
+        assert caption.startswith("Version 2 (active): mu fell from ") and "over 6 games" in caption  # it lost all six
+        assert "Earlier versions in grey: v1." in caption
+        assert len(re.findall(r"<polygon ", chart)) == 2  # a band per version
+
+        cells = re.findall(r'href="(/entrants/ann/games\?opponent=(\w+)&amp;version=(\d))"', page)
+        assert {(o, v) for _, o, v in cells} == {
+            ("bob", "2"), ("cat", "2"), ("dan", "2"), ("eve", "2"),
+            ("bob", "1"), ("cat", "1"), ("dan", "1"), ("eve", "1"),
+        }  # fmt: skip
+        for address, opponent, version in cells:
+            listed = await http.get(html.unescape(address))
+            assert listed.status_code == 200
+            shown = [
+                int(n)
+                for n in re.findall(r'<td class="num game-id"><span class="narrow">game </span>(\d+)', listed.text)
+            ]
+            wanted = store.games(entrant="ann", version_number=int(version), opponent=opponent)
+            assert shown == [g.id for g in wanted] and shown
+            assert f"against {opponent}" in listed.text
+
+        monkeypatch.setattr(pages, "_GAMES_PAGE", 4)
+        first = (await http.get("/entrants/ann/games")).text
+        older = re.search(r'<a id="older" rel="next" href="([^"]+)"', first)
+        assert older is not None
+        second = (await http.get(html.unescape(older.group(1)))).text
+        ids = [int(n) for n in re.findall(r"game </span>(\d+)", first + second)]
+        assert ids == sorted(ids, reverse=True) and len(ids) == len(set(ids)) == 8
+
+        wrong = await http.get("/entrants/ann/games?version=two")
+        assert wrong.status_code == 400 and "version and before take a number" in wrong.text
+        assert (await http.get("/entrants/nobody/games")).status_code == 404
+        hostile = await http.get("/entrants/ann/games", params={"opponent": "<script>alert(1)</script>"})
+        assert hostile.status_code == 200 and "<script>alert(1)" not in hostile.text and "No games yet." in hostile.text
+
+
+async def seeded_game(server: Running) -> int:
+    store = server.ladder.store
+    ids = {name: accepted_version(store, name, name[0] * 64) for name in ("ann", "bob", "cat")}
+    replays = server.ladder.paths.replays
+    replays.mkdir(parents=True, exist_ok=True)
+    replay = write_replay(replays / "game-000001.jsonl", "vendetta", {"round_limit": "3"}, ["ann", "bob", "cat"])
+    return play_recorded(store, list(ids.values()), [2, 1, 3], replay=replay)
+
+
+async def test_a_game_page_links_back_to_the_ladder_and_its_entrants_and_offers_only_the_reader_s_seats(
+    tmp_path: Path,
+) -> None:
+    async with (
+        running_server(tmp_path, ("ann", "bob", "cat")) as server,
+        httpx.AsyncClient(base_url=server.url) as http,
+    ):
+        game = await seeded_game(server)
+        stranger = (await http.get(f"/games/game-{game}.html")).text
+        site = stranger.split('<nav class="site"', 1)[1].split("</nav>", 1)[0]
+        assert re.findall(r'href="([^"]+)"', site) == ["/", "/entrants/bob", "/entrants/ann", "/entrants/cat"]
+        assert "test ladder: leaderboard" in site
+        assert "seat-" not in stranger.split("</header>", 1)[0]  # not one tab that would answer 404
+
+        ann = logged_in(server, "ann")
+        mine = (await http.get(f"/games/game-{game}.html", headers=ann)).text
+        assert re.findall(r'href="(game-\d+\.seat-\d\.html)"', mine) == [f"game-{game}.seat-0.html"]
+        seat = await http.get(f"/games/game-{game}.seat-0.html", headers=ann)
+        assert seat.status_code == 200 and 'aria-current="page"' in seat.text
+        for address in re.findall(r'href="(game-\d+\.seat-\d\.html)"', mine):
+            assert (await http.get(f"/games/{address}", headers=ann)).status_code == 200  # every tab opens
+        assert (await http.get(f"/games/game-{game}.seat-1.html", headers=ann)).status_code == 404
