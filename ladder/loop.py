@@ -26,6 +26,7 @@ from pathlib import Path
 import msgspec
 import trio
 
+from ladder.build_logs import keep_build_log
 from ladder.config import LadderConfig, LadderPaths
 from ladder.fixed_keys import keep_fixed_keys
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
@@ -122,6 +123,7 @@ class Ladder:
                 traceback.print_exc()
                 reason = f"the ladder could not check it ({type(exc).__name__}); submit again or tell the host"
                 verdict, spec = Verdict(accepted=False, reason=reason, report=""), None
+            keep_build_log(self.paths, version_id, verdict.build_output)  # before the verdict that shows it
             self.store.decide(version_id, accepted=verdict.accepted, reason=verdict.reason, report=verdict.report)
             if spec is not None:
                 for old in [v for v in self.bots if self.store.version(v).state != "active"]:

@@ -5,8 +5,10 @@ door as every shipped bot: ``referee.build.build_package`` unpacks it into
 the build cache (names and links checked again, set-id bits dropped), runs its
 build command in the sandbox, and makes the copy safe for the bots' uids.
 Then ``tournaments.hosting.checkbot`` plays it through every check. Only a version
-that passes them all is accepted; whatever went wrong is its owner's to read
-(the report, and the build's last lines inside the build check's detail).
+that passes them all is accepted; whatever went wrong is its owner's to read:
+the report, the reason (a failed build's first error line), and the build's
+whole output, bounded (``referee.build.build_output``), which the verdict
+carries for the ladder to keep with the version (``ladder.build_logs``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ import trio
 
 from protocol.untrusted import bounded
 from referee.bots import BotBuildFailed, BotSpec, BotSpecError, load_bot, resolve_program
-from referee.build import build_cache, build_package, check_sandbox_view, release_build, without_cache_path
+from referee.build import (
+    build_cache,
+    build_output,
+    build_package,
+    check_sandbox_view,
+    release_build,
+    without_cache_path,
+)
 from referee.private import make_private_dirs, write_private
 from referee.settings import RefereeSettings
 from tournaments.hosting.checkbot.games import check_bot
@@ -34,6 +43,8 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """One line: why it was rejected, or what it passed."""
     report: str
     """The check-bot report as JSON; empty when the bot could not even be built."""
+    build_output: str | None = None
+    """What its build wrote (its first and last 32 KiB when longer); None when no build ran."""
 
 
 def upload_path(uploads: Path, digest: str) -> Path:
@@ -92,7 +103,10 @@ async def check_submission(
     try:
         spec = await trio.to_thread.run_sync(_ready_or_released, uploads, digest, name, settings)
     except (BotBuildFailed, BotSpecError) as exc:
-        return Verdict(accepted=False, reason=f"build: {bounded(without_cache_path(str(exc)))}", report=""), None
+        output = await trio.to_thread.run_sync(build_output, digest, settings)
+        reason = f"build: {bounded(without_cache_path(str(exc)))}"
+        return Verdict(accepted=False, reason=reason, report="", build_output=_shown(output)), None
+    output = await trio.to_thread.run_sync(build_output, digest, settings)
     # A Trio run of its own in a worker thread: check-bot's seeded position search is plain Python
     # that would hold the server's Trio thread for seconds; in a thread the web app keeps answering.
     # Abandoned on cancel (a server stopping): the check's bots then end with their closed pipes.
@@ -101,15 +115,22 @@ async def check_submission(
     )
     if not report.passed:
         release_build(Path(spec.cwd))  # a refused version's copy is the cache's to evict
-    return _verdict(report), (spec if report.passed else None)
+    return _verdict(report, output), (spec if report.passed else None)
 
 
-def _verdict(report: CheckReport) -> Verdict:
+def _shown(output: str | None) -> str | None:
+    """A build's output as its author may read it: the host's build cache named by what it holds."""
+    return None if output is None else without_cache_path(output)
+
+
+def _verdict(report: CheckReport, output: str | None) -> Verdict:
     encoded = without_cache_path(msgspec.json.encode(report).decode())  # the host's paths are not the entrant's
+    output = _shown(output)
     failed = [check for check in report.checks if check.status == "fail"]
     if not failed:
-        return Verdict(accepted=True, reason=f"passed check-bot ({report.games} games)", report=encoded)
+        said = f"passed check-bot ({report.games} games)"
+        return Verdict(accepted=True, reason=said, report=encoded, build_output=output)
     first = failed[0]
     more = f" (and {len(failed) - 1} more failed checks)" if len(failed) > 1 else ""
-    reason = without_cache_path(f"check-bot: {first.name}: {first.detail}{more}")
-    return Verdict(accepted=False, reason=bounded(reason), report=encoded)
+    said = bounded(without_cache_path(f"check-bot: {first.name}: {first.detail}{more}"))
+    return Verdict(accepted=False, reason=said, report=encoded, build_output=output)

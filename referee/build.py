@@ -27,6 +27,7 @@ one-line reason.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -51,10 +52,21 @@ from referee.sandbox import prepare
 from referee.sandbox.view import foreign_program, unreadable_by_others
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["build_bot", "build_cache", "build_package", "check_sandbox_view", "read_record", "release_build",
-           "without_cache_path"]  # fmt: skip
+__all__ = [
+    "build_bot",
+    "build_cache",
+    "build_output",
+    "build_package",
+    "check_sandbox_view",
+    "read_record",
+    "release_build",
+    "without_cache_path",
+]
 
 _BUILD_TIMEOUT_S = 300.0
+OUTPUT_ENDS = 32 << 10
+"""What is kept of a build's output for its author: its first and its last 32 KiB, a line between them
+saying how much was left out (the first error and the last words are what an author acts on)."""
 
 
 def build_cache() -> Path:
@@ -101,8 +113,9 @@ def without_cache_path(text: str) -> str:
     return text
 
 
-def read_record(path: Path) -> str | None:
-    """The text of one of the cache's own records, never through a link; None when there is none."""
+def read_record(path: Path, limit: int = 64 << 10) -> str | None:
+    """The text of one of the cache's own records (its first ``limit`` bytes), never through a link; None
+    when there is none."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -113,7 +126,7 @@ def read_record(path: Path) -> str | None:
             return None
         raise
     with os.fdopen(fd, "rb") as handle:
-        return handle.read(64 << 10).decode("utf-8", "replace")
+        return handle.read(limit).decode("utf-8", "replace")
 
 
 def _write_record(path: Path, text: str) -> None:
@@ -160,7 +173,7 @@ def build_package(
     bound = cache_space.cache_bound()
     key = f"{digest}-{settings.sandbox}"
     entry = root / key
-    built, failed = root / f"{key}.built", root / f"{key}.failed"
+    built, failed, output = root / f"{key}.built", root / f"{key}.failed", root / f"{key}.output"
     with _locked(root / f"{key}.lock"):
         if read_record(built) == digest and entry.is_dir():
             cache_space.hold(root, key)
@@ -170,6 +183,7 @@ def build_package(
             raise BotBuildFailed(reason)
         failed.unlink(missing_ok=True)
         built.unlink(missing_ok=True)
+        output.unlink(missing_ok=True)
         remove_tree(entry)  # what a process killed mid-build left
         try:
             unpack_package(package, entry)
@@ -177,7 +191,7 @@ def build_package(
             if spec.build is None:
                 _make_safe(entry, name)  # readable by the bot's uid, whatever modes the package carried
             else:
-                _run_build(spec, settings, timeout_s)
+                _run_build(spec, settings, timeout_s, output)
             size = _measured(entry, name, settings.limits.build_mb, built=spec.build is not None)
         except (BotBuildFailed, BotSpecError) as exc:
             remove_tree(entry)  # the reason is kept; what the build wrote is not
@@ -246,8 +260,18 @@ def build_bot(
     return msgspec.structs.replace(spec, command=argv, cwd=str(folder), build=None, pin=None)
 
 
-def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> None:
-    """Run ``spec``'s build in its (unpacked) folder, then make the folder safe; BotBuildFailed saying why."""
+def build_output(digest: str, settings: RefereeSettings) -> str | None:
+    """What the build of the package ``digest`` wrote when it last ran on this machine (its ends, bounded by
+    ``OUTPUT_ENDS``); None when no build ran (the bot has none, or its build could not start)."""
+    key = f"{digest}-{settings.sandbox}"
+    return read_record(build_cache() / f"{key}.output", limit=2 * OUTPUT_ENDS + 4096)
+
+
+def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float, keep: Path) -> None:
+    """Run ``spec``'s build in its (unpacked) folder, then make the folder safe; BotBuildFailed saying why.
+
+    Its output's ends are kept in the record ``keep`` however it ended (``build_output`` reads it).
+    """
     assert spec.build is not None
     folder = Path(spec.cwd)
     launch = prepare(spec, settings, purpose="build")
@@ -285,6 +309,8 @@ def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> No
                 _make_safe(folder, spec.name)
         finally:
             launch.release()
+            with contextlib.suppress(OSError):  # the record is for the author; a full disk costs it alone
+                _write_record(keep, _ends(output))
         if done == "timeout":
             raise BotBuildFailed(f"{spec.name}: build took longer than {timeout_s:.0f} s")
         if done == "over":
@@ -295,8 +321,7 @@ def _run_build(spec: BotSpec, settings: RefereeSettings, timeout_s: float) -> No
                 "measured what it wrote; a build must leave its folder open to be measured"
             )
         if done != 0:
-            tail = _tail(output).strip().splitlines()[-3:]
-            raise BotBuildFailed(bounded(f"{spec.name}: build failed (exit {done}): {' | '.join(tail)}", 700))
+            raise BotBuildFailed(bounded(f"{spec.name}: build failed (exit {done}): {_first_error(output)}", 700))
 
 
 def _kill_session(process: subprocess.Popen[bytes]) -> None:
@@ -313,6 +338,33 @@ def _tail(output: IO[bytes], limit: int = 8192) -> str:
     size = output.seek(0, os.SEEK_END)
     output.seek(max(0, size - limit))
     return output.read(limit).decode("utf-8", "replace")
+
+
+def _ends(output: IO[bytes]) -> str:
+    """All a build wrote, or its first and last ``OUTPUT_ENDS`` bytes with a line saying what is left out."""
+    size = output.seek(0, os.SEEK_END)
+    output.seek(0)
+    if size <= 2 * OUTPUT_ENDS:
+        return output.read().decode("utf-8", "replace")
+    head = output.read(OUTPUT_ENDS).decode("utf-8", "replace")
+    output.seek(size - OUTPUT_ENDS)
+    tail = output.read(OUTPUT_ENDS).decode("utf-8", "replace")
+    left = size - 2 * OUTPUT_ENDS
+    return f"{head}\n\n[... {left:,} bytes of the build's output left out here ...]\n\n{tail}"
+
+
+_ERROR_LINE = re.compile(r"\b(error|fatal)\b", re.IGNORECASE)
+
+
+def _first_error(output: IO[bytes]) -> str:
+    """The line a failed build's reason quotes: the first that says error or fatal (a compiler's first
+    real error, which later lines only follow from), else its last three lines."""
+    output.seek(0)
+    for raw in output.read(OUTPUT_ENDS).splitlines():
+        line = raw.decode("utf-8", "replace").strip()
+        if _ERROR_LINE.search(line):
+            return line
+    return " | ".join(_tail(output).strip().splitlines()[-3:])
 
 
 def _make_safe(folder: Path, name: str) -> None:

@@ -107,6 +107,7 @@ async def report(request: Request) -> Response:
             "state": version.state,
             "reason": version.reason,
             "report": msgspec.json.decode(text) if text else None,
+            "build_output": f"/entrants/{name}/versions/{number}/build.txt",
         }
     )
 

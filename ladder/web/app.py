@@ -1,7 +1,7 @@
 """The ladder's web app: its pages, its API and the host's, put together.
 
-``make_app`` only composes: the routes of ``ladder.web.pages`` and
-``ladder.web.downloads``, the API under
+``make_app`` only composes: the routes of ``ladder.web.pages``,
+``ladder.web.logs`` and ``ladder.web.downloads``, the API under
 ``Mount("/api", ...)`` (``ladder.web.api`` and the host's ``/api/admin``),
 the host's pages (``ladder.web.admin``); in front of them, anonymous pages
 kept a second (``ladder.web.cache``) and who a request comes from
@@ -21,7 +21,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from ladder.loop import Ladder
-from ladder.web import admin, api, downloads, feed, pages
+from ladder.web import admin, api, downloads, feed, logs, pages
 from ladder.web.auth import Door, Stranger, is_admin_page, refused
 from ladder.web.cache import KeepAnonymous, PageCache
 from ladder.web.guard import Throttle
@@ -36,6 +36,7 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
         routes=[
             *downloads.page_routes,  # before the pages: /games/{page} would take a download's address
             *pages.routes,
+            *logs.routes,
             *feed.routes,
             # A bare /api is no page: 404 as before the mount, not the mount's redirect to /api/.
             Route("/api", _no_page, methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]),

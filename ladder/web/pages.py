@@ -239,7 +239,10 @@ async def seat_stderr(request: Request) -> Response:
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
     if not text:  # a blank page reads as a broken one
         text = f"(seat {seat} wrote nothing to stderr in game {game_id})\n"
-    return Response(text, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
+    # Shown in the browser, saved under a name that says which game and seat it is.
+    saved = f'inline; filename="game-{game_id:06d}.seat-{seat}.stderr.txt"'
+    headers = {**PAGE_HEADERS, "cache-control": "no-store", "content-disposition": saved}
+    return Response(text, media_type="text/plain; charset=utf-8", headers=headers)
 
 
 def replay_file(request: Request, stored: str) -> Path:

@@ -127,3 +127,43 @@ def accepted_version(store: LadderStore, name: str, digest: str, prior: tuple[fl
     version = store.add_version(entrant_id, digest, prior, per_hour=1000)
     store.decide(version.id, accepted=True, reason="passed check-bot (6 games)", report="{}")
     return version.id
+
+
+HOUR = datetime.timedelta(hours=1)
+
+
+def seed_history(store: LadderStore) -> dict[str, int]:
+    """Five entrants' games over two days, without a referee; ann on her second version (submitted three
+    hours ago), which lost every game her first won; the others submitted two days ago. Their ids."""
+    now = datetime.datetime.now(datetime.UTC)
+    names = ["ann", "bob", "cat", "dan", "eve"]
+    ids = {name: accepted_version(store, name, name[0] * 64) for name in names}
+    for i in range(30):
+        table = [names[i % 5], names[(i + 1) % 5], names[(i + 2) % 5]]
+        order = sorted(table, key=names.index)  # alphabetical order wins: ann's first version is strong
+        play_recorded(store, [ids[n] for n in table], [order.index(n) + 1 for n in table], now - 48 * HOUR + i * HOUR)
+    ids["ann"] = accepted_version(store, "ann", "z" * 64)
+    for i in range(6):
+        table = ["ann", "bob", "cat"] if i % 2 else ["ann", "dan", "eve"]
+        play_recorded(store, [ids[n] for n in table], [3, 1, 2], now - 10 * HOUR + i * HOUR)
+    with store.transaction():  # submitted three hours ago and two days ago, as the board will say
+        store.db.execute("UPDATE version SET submitted = ?", ((now - 49 * HOUR).isoformat(timespec="seconds"),))
+        store.db.execute(
+            "UPDATE version SET submitted = ? WHERE digest = ?",
+            ((now - 3 * HOUR - 5 * datetime.timedelta(minutes=1)).isoformat(timespec="seconds"), "z" * 64),
+        )
+    return ids
+
+
+def seed_viewable_game(store: LadderStore, replays: Path, names: list[str]) -> int:
+    """A game of the active versions of ``names`` (new ones for those without) whose replay (random legal
+    play) is in ``replays``, its deal over: what a game page shows. The second name first, the first second.
+    Its id."""
+    from tests.tournaments.replay_factory import write_replay
+
+    active = {v.entrant: v.id for v in store.versions(states=("active",))}
+    ids = [active[name] if name in active else accepted_version(store, name, name[0] * 63 + "v") for name in names]
+    replays.mkdir(parents=True, exist_ok=True)
+    number = len(store.games(limit=-1)) + 1
+    replay = write_replay(replays / f"game-{number:06d}.jsonl", "vendetta", {"round_limit": "3"}, names)
+    return play_recorded(store, ids, [2, 1, *range(3, len(names) + 1)], replay=replay)

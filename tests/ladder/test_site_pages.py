@@ -3,7 +3,6 @@ version with their games, and the replay viewer inside the site."""
 
 from __future__ import annotations
 
-import datetime
 import html
 import re
 from pathlib import Path
@@ -11,36 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ladder.store import LadderStore
 from ladder.views import standings
 from ladder.web.look import band_scale
-from tests.ladder.helpers import accepted_version, play_recorded
-from tests.ladder.server import Running, logged_in, running_server
-from tests.tournaments.replay_factory import write_replay
-
-HOUR = datetime.timedelta(hours=1)
-
-
-def seed(store: LadderStore) -> dict[str, int]:
-    """Five entrants over two days; ann on her second version, which lost what her first won."""
-    now = datetime.datetime.now(datetime.UTC)
-    names = ["ann", "bob", "cat", "dan", "eve"]
-    ids = {name: accepted_version(store, name, name[0] * 64) for name in names}
-    for i in range(30):
-        table = [names[i % 5], names[(i + 1) % 5], names[(i + 2) % 5]]
-        order = sorted(table, key=names.index)  # alphabetical order wins: ann's first version is strong
-        play_recorded(store, [ids[n] for n in table], [order.index(n) + 1 for n in table], now - 48 * HOUR + i * HOUR)
-    ids["ann"] = accepted_version(store, "ann", "z" * 64)
-    for i in range(6):
-        table = ["ann", "bob", "cat"] if i % 2 else ["ann", "dan", "eve"]
-        play_recorded(store, [ids[n] for n in table], [3, 1, 2], now - 10 * HOUR + i * HOUR)
-    with store.transaction():  # submitted three hours ago and two days ago, as the board will say
-        store.db.execute("UPDATE version SET submitted = ?", ((now - 49 * HOUR).isoformat(timespec="seconds"),))
-        store.db.execute(
-            "UPDATE version SET submitted = ? WHERE digest = ?",
-            ((now - 3 * HOUR - 5 * datetime.timedelta(minutes=1)).isoformat(timespec="seconds"), "z" * 64),
-        )
-    return ids
+from tests.ladder.helpers import seed_history, seed_viewable_game
+from tests.ladder.server import logged_in, running_server
 
 
 def rows_of(page: str) -> list[str]:
@@ -50,7 +23,7 @@ def rows_of(page: str) -> list[str]:
 
 async def test_the_board_marks_the_top_three_and_shows_each_rating_beside_its_band(tmp_path: Path) -> None:
     async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
-        seed(server.ladder.store)
+        seed_history(server.ladder.store)
         board = (await http.get("/")).text
         expected = standings(server.ladder.store)
         rows = rows_of(board)
@@ -83,7 +56,7 @@ async def test_an_entrant_page_charts_every_version_and_its_matchup_cells_open_t
 
     async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
         store = server.ladder.store
-        seed(store)
+        seed_history(store)
         page = (await http.get("/entrants/ann")).text
         chart = page.split('<svg id="rating-chart"', 1)[1].split("</svg>", 1)[0]
         versions = re.findall(r'<polyline [^>]*data-version="(\d)"', chart)
@@ -125,15 +98,6 @@ async def test_an_entrant_page_charts_every_version_and_its_matchup_cells_open_t
         assert hostile.status_code == 200 and "<script>alert(1)" not in hostile.text and "No games yet." in hostile.text
 
 
-async def seeded_game(server: Running) -> int:
-    store = server.ladder.store
-    ids = {name: accepted_version(store, name, name[0] * 64) for name in ("ann", "bob", "cat")}
-    replays = server.ladder.paths.replays
-    replays.mkdir(parents=True, exist_ok=True)
-    replay = write_replay(replays / "game-000001.jsonl", "vendetta", {"round_limit": "3"}, ["ann", "bob", "cat"])
-    return play_recorded(store, list(ids.values()), [2, 1, 3], replay=replay)
-
-
 async def test_a_game_page_links_back_to_the_ladder_and_its_entrants_and_offers_only_the_reader_s_seats(
     tmp_path: Path,
 ) -> None:
@@ -141,7 +105,7 @@ async def test_a_game_page_links_back_to_the_ladder_and_its_entrants_and_offers_
         running_server(tmp_path, ("ann", "bob", "cat")) as server,
         httpx.AsyncClient(base_url=server.url) as http,
     ):
-        game = await seeded_game(server)
+        game = seed_viewable_game(server.ladder.store, server.ladder.paths.replays, ["ann", "bob", "cat"])
         stranger = (await http.get(f"/games/game-{game}.html")).text
         site = stranger.split('<nav class="site"', 1)[1].split("</nav>", 1)[0]
         assert re.findall(r'href="([^"]+)"', site) == ["/", "/entrants/bob", "/entrants/ann", "/entrants/cat"]
