@@ -62,13 +62,17 @@ def start_server(ladder: Path, *extra: str, sigint_ignored: bool = False) -> tup
 
 
 def _listening(process: subprocess.Popen[str]) -> str:
+    """The address the server says it serves on; what it said before that (a version that cannot start
+    here, say) is passed over, and shown if it never says it."""
     assert process.stdout is not None
-    line = process.stdout.readline()  # blocks until the server says where it listens, or exits
-    found = _SERVING.search(line)
-    if found is None:
-        process.kill()
-        raise AssertionError(f"the server did not start: {line}{process.stdout.read()}")
-    return found.group(1)
+    said = []
+    while line := process.stdout.readline():  # blocks until the server says a line, or exits
+        found = _SERVING.search(line)
+        if found is not None:
+            return found.group(1)
+        said.append(line)
+    process.kill()
+    raise AssertionError(f"the server did not start: {''.join(said)}")
 
 
 def stop(process: subprocess.Popen[str], sig: int = signal.SIGINT) -> int:
