@@ -8,6 +8,7 @@ an admin token and an invite code.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +20,7 @@ from ladder.config import LadderPaths
 from ladder.sessions import open_session
 from ladder.store import LadderStore
 from ladder.web.guard import COOKIE
-from tests.ladder.conftest import famiglia, start_server, stop
+from tests.ladder.conftest import famiglia, start_server, stop, wait_for
 from tests.ladder.helpers import seed_history, seed_viewable_game, write_ladder
 from tests.referee.test_build_output import GCC_LIKE
 from tests.tournaments.browser import ARTIFACTS, needs_chromium
@@ -158,7 +159,9 @@ def test_the_forms_pages_fit_the_screen_too_registered_and_admin(browser: Any, s
 
 
 def test_the_board_s_podium_band_and_times_are_what_a_reader_sees(browser: Any, site: Site) -> None:
-    page = browser_of(browser, site, 1280)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo", locale="en-GB")
+    page = context.new_page()
+    page.clock.install()  # the board's refresh runs when the test moves the clock
     page.goto(site.url + "/")
     first = page.locator("#standings tbody tr").first
     assert "podium" in (first.get_attribute("class") or "")
@@ -168,7 +171,19 @@ def test_the_board_s_podium_band_and_times_are_what_a_reader_sees(browser: Any, 
     fourth = page.locator("#standings tbody tr").nth(3)
     assert fourth.locator(".rank").evaluate("e => getComputedStyle(e).backgroundColor") == "rgba(0, 0, 0, 0)"
     when = page.locator("#standings tr[data-entrant=ann] time")
-    assert when.inner_text() == "3 hours ago" and (when.get_attribute("title") or "").endswith(" UTC")
+    utc = when.get_attribute("datetime") or ""
+    tokyo = datetime.datetime.fromisoformat(utc).astimezone(datetime.timezone(datetime.timedelta(hours=9)))
+    title = when.get_attribute("title") or ""
+    assert when.inner_text() == "3 hours ago" and title.endswith(" UTC") and "(your time)" in title
+    assert tokyo.strftime("%H:%M:%S") in title  # the reader's own zone, beside the server's UTC
+    page.evaluate("() => { document.querySelector('#standings tbody').dataset.served = 'first'; }")
+
+    def refreshed() -> bool:
+        page.clock.run_for(5000)  # the board's next refresh from the server is due
+        return bool(page.evaluate("() => !document.querySelector('#standings tbody').dataset.served"))
+
+    wait_for(refreshed, "the board to refresh itself", deadline_s=60)
+    assert "(your time)" in (page.locator("#standings tr[data-entrant=ann] time").get_attribute("title") or "")
     band = page.locator("#standings tr[data-entrant=ann] .band")
     assert band.bounding_box()["width"] > 50  # type: ignore[index]
     page.set_viewport_size({"width": 390, "height": 900})
