@@ -24,18 +24,25 @@ def _path(paths: LadderPaths, version_id: int) -> Path:
 
 
 def keep_build_log(paths: LadderPaths, version_id: int, output: str | None) -> None:
-    """Keep ``output`` as version ``version_id``'s build output; None (no build ran) keeps none."""
+    """Keep ``output`` as version ``version_id``'s build output; None (no build ran) keeps none.
+
+    A disk that refuses the file costs the entrant this help, never the verdict or the ladder: the
+    error is not raised (the version's page then says no output is kept).
+    """
     path = _path(paths, version_id)
-    if output is None:
-        path.unlink(missing_ok=True)
-        return
-    make_private_dirs(path.parent)
-    write_private(path, output.encode("utf-8", "replace"))
+    try:
+        if output is None:
+            path.unlink(missing_ok=True)
+            return
+        make_private_dirs(path.parent)
+        write_private(path, output.encode("utf-8", "replace"))
+    except OSError:
+        pass
 
 
 def build_log(paths: LadderPaths, version_id: int) -> str | None:
-    """Version ``version_id``'s kept build output; None when none is kept."""
+    """Version ``version_id``'s kept build output; None when none is kept (or none can be read)."""
     try:
         return _path(paths, version_id).read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    except OSError:
         return None

@@ -103,10 +103,10 @@ async def check_submission(
     try:
         spec = await trio.to_thread.run_sync(_ready_or_released, uploads, digest, name, settings)
     except (BotBuildFailed, BotSpecError) as exc:
-        output = await trio.to_thread.run_sync(build_output, digest, settings)
+        output = await trio.to_thread.run_sync(_output_of, digest, settings)
         reason = f"build: {bounded(without_cache_path(str(exc)))}"
         return Verdict(accepted=False, reason=reason, report="", build_output=_shown(output)), None
-    output = await trio.to_thread.run_sync(build_output, digest, settings)
+    output = await trio.to_thread.run_sync(_output_of, digest, settings)
     # A Trio run of its own in a worker thread: check-bot's seeded position search is plain Python
     # that would hold the server's Trio thread for seconds; in a thread the web app keeps answering.
     # Abandoned on cancel (a server stopping): the check's bots then end with their closed pipes.
@@ -121,6 +121,15 @@ async def check_submission(
 def _shown(output: str | None) -> str | None:
     """A build's output as its author may read it: the host's build cache named by what it holds."""
     return None if output is None else without_cache_path(output)
+
+
+def _output_of(digest: str, settings: RefereeSettings) -> str | None:
+    """What the version's build wrote; None when none ran, or when the build cache cannot be read now
+    (the verdict's reason then says why, and the output is only its owner's help)."""
+    try:
+        return build_output(digest, settings)
+    except (BotSpecError, OSError):
+        return None
 
 
 def _verdict(report: CheckReport, output: str | None) -> Verdict:

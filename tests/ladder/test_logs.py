@@ -8,9 +8,14 @@ import shutil
 from pathlib import Path
 
 import httpx
+import pytest
 import trio
 
-from tests.ladder.helpers import SAMPLE_BOTS, seed_viewable_game, upload_of
+from ladder.build_logs import build_log, keep_build_log
+from ladder.config import LadderPaths
+from ladder.intake import check_submission, save_upload
+from referee.settings import RefereeSettings
+from tests.ladder.helpers import SAMPLE_BOTS, seed_viewable_game, upload_of, write_ladder
 from tests.ladder.server import bearer, logged_in, running_server
 from tests.referee.test_build_output import GCC_LIKE
 
@@ -102,3 +107,24 @@ async def test_a_game_s_stderr_downloads_under_its_name_and_an_empty_one_says_so
         assert (await http.get(f"/games/{game}/stderr/1", headers=logged_in(server, "ann"))).status_code == 404
         page = (await http.get("/entrants/bob", headers=logged_in(server, "bob"))).text
         assert f'href="/games/{game}/stderr/1" download="game-{game}.seat-1.stderr.txt"' in page
+
+
+def test_a_disk_that_refuses_a_build_log_costs_only_the_log(tmp_path: Path) -> None:
+    paths = LadderPaths.beside(write_ladder(tmp_path))
+    paths.data.mkdir()
+    (paths.data / "builds").write_text("a file where the folder goes")
+    keep_build_log(paths, 1, "gcc said something")  # no error: the verdict is recorded all the same
+    assert build_log(paths, 1) is None
+
+
+async def test_a_build_cache_that_cannot_be_used_is_the_verdict_s_reason_not_the_ladder_s_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uploads = tmp_path / "uploads"
+    package = upload_of(SAMPLE_BOTS / "random_py")
+    save_upload(uploads, "f" * 64, package)
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("FAMIGLIA_BOT_CACHE", str(tmp_path / "not-a-folder"))
+    verdict, spec = await check_submission(uploads, "f" * 64, "ann", "vendetta", RefereeSettings(sandbox="none"))
+    assert spec is None and not verdict.accepted and verdict.build_output is None
+    assert verdict.reason.startswith("build: the bot build cache") and "FAMIGLIA_BOT_CACHE" in verdict.reason

@@ -120,3 +120,15 @@ async def test_a_game_page_links_back_to_the_ladder_and_its_entrants_and_offers_
         for address in re.findall(r'href="(game-\d+\.seat-\d\.html)"', mine):
             assert (await http.get(f"/games/{address}", headers=ann)).status_code == 200  # every tab opens
         assert (await http.get(f"/games/game-{game}.seat-1.html", headers=ann)).status_code == 404
+
+
+async def test_a_ladder_without_games_says_so_on_every_page(tmp_path: Path) -> None:
+    async with running_server(tmp_path, ("ann",)) as server, httpx.AsyncClient(base_url=server.url) as http:
+        board = await http.get("/")
+        assert board.status_code == 200 and "No version has been accepted yet." in board.text
+        mine = await http.get("/entrants/ann", headers=logged_in(server, "ann"))
+        assert mine.status_code == 200 and "No version of ann is playing now." in mine.text
+        assert 'id="rating-chart"' not in mine.text and mine.text.count("No games yet.") == 2  # matchups, games
+        games = await http.get("/entrants/ann/games")
+        assert games.status_code == 200 and "No games yet." in games.text and 'id="older"' not in games.text
+        assert (await http.get("/entrants/ann/versions/1", headers=logged_in(server, "ann"))).status_code == 404
