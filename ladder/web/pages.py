@@ -70,7 +70,7 @@ async def entrant(request: Request) -> Response:
             if version.state == "rejected" and (text := store.report(version.id)):
                 reports[version.number] = msgspec.json.decode(text)
     ladder = site(request).ladder
-    board = standings(store, ladder.fit.rows if ladder.fit else None)
+    board = site(request).board()
     opponents = sorted({row.entrant for row in board} - {name}) if view.owner else []
     return page(
         request,

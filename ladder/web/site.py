@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 import jinja2
@@ -20,10 +21,14 @@ from starlette.responses import Response
 
 from ladder.loop import Ladder
 from ladder.store import LadderStore
+from ladder.views import Standing, standings
 from ladder.web import look
 from ladder.web.guard import Throttle
 
-__all__ = ["PAGE_HEADERS", "Site", "error", "json", "not_found", "page", "site"]
+__all__ = ["BOARD_MAX_AGE_S", "PAGE_HEADERS", "Site", "error", "json", "not_found", "page", "site"]
+
+BOARD_MAX_AGE_S = 1.0
+"""How old the board an entrant page places its entrant on may be: as old as the anonymous leaderboard."""
 
 PAGE_HEADERS = {
     # The viewer's player and board scripts are inline: scripts of the page itself only, nothing fetched.
@@ -58,6 +63,22 @@ class Site:
         self.secret = secrets.token_bytes(32)
         """The key of the admin forms' CSRF tokens: drawn when the app is made and kept in memory
         only, so a restart makes open forms stale, nothing worse."""
+        self._board: tuple[float, list[Standing]] | None = None
+
+    def board(self) -> list[Standing]:
+        """The leaderboard's rows as an entrant page places its entrant: made at most once a second.
+
+        Every entrant page shows its entrant's rank, and the board costs a read of every active version
+        and its games: with many entrants polling their pages, one read a second serves them all.
+        """
+        if self._board is None or time.monotonic() - self._board[0] > BOARD_MAX_AGE_S:
+            fit = self.ladder.fit
+            rows = standings(self.store, fit.rows if fit else None)
+            self._board = (
+                time.monotonic(),
+                rows,
+            )  # its age counts from when it was done: a slow read is not stale at once
+        return self._board[1]
 
 
 def site(conn: HTTPConnection) -> Site:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -132,3 +133,27 @@ async def test_a_ladder_without_games_says_so_on_every_page(tmp_path: Path) -> N
         games = await http.get("/entrants/ann/games")
         assert games.status_code == 200 and "No games yet." in games.text and 'id="older"' not in games.text
         assert (await http.get("/entrants/ann/versions/1", headers=logged_in(server, "ann"))).status_code == 404
+
+
+async def test_entrant_pages_read_the_board_at_most_once_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ladder.web import site as shared
+
+    reads: list[int] = []
+    real = shared.standings
+    monkeypatch.setattr(shared, "standings", lambda *given: reads.append(1) or real(*given))
+    now = [1000.0]
+    monkeypatch.setattr(shared, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
+        seed_history(server.ladder.store)
+        for name in ("ann", "bob", "cat", "ann"):
+            assert (await http.get(f"/entrants/{name}", headers=logged_in(server, name))).status_code == 200
+        assert len(reads) == 1  # four pages, as many entrants polling theirs, one read of the board
+        eve = logged_in(server, "eve")  # the owner's page: never the anonymous page cache's copy
+        before = re.search(r'rank <span class="big">(\d)</span>', (await http.get("/entrants/eve", headers=eve)).text)
+        server.ladder.store.retire("bob")  # the board changes: eve moves up a place
+        now[0] += 1.5
+        after = re.search(r'rank <span class="big">(\d)</span>', (await http.get("/entrants/eve", headers=eve)).text)
+        assert before is not None and after is not None and int(after.group(1)) == int(before.group(1)) - 1
+        assert len(reads) == 2
