@@ -160,7 +160,7 @@ def _remove_if_free(root: Path, key: str) -> bool:
                 return False  # in use by a process
             (root / f"{key}.built").unlink(missing_ok=True)  # first: a copy half removed is never called built
             remove_tree(root / key)
-            for suffix in (".size", ".use"):
+            for suffix in (".size", ".use", ".output"):  # .output: what its build said (referee.build)
                 (root / f"{key}{suffix}").unlink(missing_ok=True)
             return True
         finally:

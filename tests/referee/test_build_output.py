@@ -63,3 +63,19 @@ def test_a_build_that_runs_out_of_time_keeps_what_it_said_before(tmp_path: Path)
     with pytest.raises(BotBuildFailed, match="build took longer than 1 s"):
         build_bot(load_bot(str(folder)), timeout_s=1)
     assert build_output(digest_of(folder), DEFAULT_SETTINGS) == "fetching crates\n"
+
+
+def test_a_copy_evicted_from_the_cache_takes_its_build_output_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from referee import cache_space
+    from referee.build import build_cache, release_build
+
+    monkeypatch.setenv("FAMIGLIA_BOT_CACHE", str(tmp_path / "cache"))  # evicting here touches no other test's copy
+    folder = bot_folder(tmp_path, "sh -c 'echo compiled'")
+    built = build_bot(load_bot(str(folder)))
+    key = f"{digest_of(folder)}-{DEFAULT_SETTINGS.sandbox}"
+    assert build_output(digest_of(folder), DEFAULT_SETTINGS) == "compiled\n"
+    release_build(Path(built.cwd))
+    assert key in cache_space.keep_within(build_cache(), 1)  # past a one-byte bound, it goes
+    assert build_output(digest_of(folder), DEFAULT_SETTINGS) is None  # and no record of it stays behind
