@@ -19,6 +19,7 @@ check-bot report) or as JSON inside the viewer's own escaping.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode
 
@@ -190,10 +191,16 @@ GAME_PAGES_AT_ONCE = trio.CapacityLimiter(2)
 readers wait their turn instead of each holding a page's memory, and the other requests keep the thread."""
 
 
-def _game_page(replay: Path, view: str, game_id: int, readable: set[int], site_links: list[tuple[str, str]]) -> str:
+def _game_page(
+    replay: Path,
+    view: str,
+    game_id: int,
+    readable: Collection[int] | None = None,
+    site_links: Sequence[tuple[str, str]] = (),
+) -> str:
     """The viewer page of one view of a game, built and rendered (off the Trio thread): with the ladder's
-    ``site_links`` above it and a tab only for the seats the reader may open (``readable``), since the
-    others answer 404."""
+    ``site_links`` above it and a tab only for the seats the reader may open (``readable``; None: every
+    seat), since the others answer 404."""
     from tournaments.viewer.build import build_viewer_data
     from tournaments.viewer.page import render_view
 
