@@ -69,6 +69,16 @@ OUTPUT_ENDS = 32 << 10
 saying how much was left out (the first error and the last words are what an author acts on)."""
 
 
+def _cache_place() -> Path:
+    """Where the build cache is, whether or not it is usable there."""
+    chosen = os.environ.get("FAMIGLIA_BOT_CACHE")
+    if chosen:
+        return Path(chosen)
+    if os.geteuid() == 0:
+        return Path("/var/cache/famiglia/bots")
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "famiglia" / "bots"
+
+
 def build_cache() -> Path:
     """This machine's build cache: ``FAMIGLIA_BOT_CACHE``, else root's ``/var/cache/famiglia/bots``
     or the user's ``$XDG_CACHE_HOME/famiglia/bots``; created 0700 and checked to be ours alone.
@@ -77,13 +87,7 @@ def build_cache() -> Path:
     from it as root. BotSpecError when the folder is someone else's or open to
     other users (a local user could otherwise plant links in it).
     """
-    chosen = os.environ.get("FAMIGLIA_BOT_CACHE")
-    if chosen:
-        root = Path(chosen)
-    elif os.geteuid() == 0:
-        root = Path("/var/cache/famiglia/bots")
-    else:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "famiglia" / "bots"
+    root = _cache_place()
     root.parent.mkdir(parents=True, exist_ok=True)
     try:
         root.mkdir(mode=0o700)
@@ -106,7 +110,7 @@ def without_cache_path(text: str) -> str:
     entrant's to read. An entry of the cache reads ``<upload>``, anything else
     under it ``<build cache>``.
     """
-    root = build_cache()
+    root = _cache_place()  # not build_cache(): a reason is shown even when the cache is unusable
     for place in dict.fromkeys((str(root), os.path.realpath(root))):
         text = re.sub(re.escape(place) + r"/[0-9a-f]{64}-[a-z]+", "<upload>", text)
         text = text.replace(place, "<build cache>")

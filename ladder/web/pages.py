@@ -201,8 +201,8 @@ def _game_page(
     """The viewer page of one view of a game, built and rendered (off the Trio thread): with the ladder's
     ``site_links`` above it and a tab only for the seats the reader may open (``readable``; None: every
     seat), since the others answer 404."""
-    from tournaments.viewer.build import build_viewer_data
-    from tournaments.viewer.page import render_view
+    from tournaments.hosting.viewer.build import build_viewer_data
+    from tournaments.hosting.viewer.page import render_view
 
     data = build_viewer_data(replay, notes_bytes=GAME_PAGE_NOTES_BYTES)
     return render_view(data, view, Path(f"game-{game_id}.html"), seat_tabs=readable, site_links=site_links)

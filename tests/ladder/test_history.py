@@ -81,9 +81,9 @@ def test_a_store_made_before_sigma_was_kept_gets_the_column_and_its_old_games_no
     # The store as an older famiglia left it: no sigma_after column, and a game that famiglia recorded.
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE seat DROP COLUMN sigma_after")
-    db.execute("INSERT INTO tbl (seed, members) VALUES (1, '[]')")
+    db.execute("INSERT INTO tables (seed, members) VALUES (1, '[]')")
     db.execute(
-        "INSERT INTO game (tbl, seating, state, finished) VALUES (1, ?, 'done', ?)",
+        "INSERT INTO game (table_id, seating, state, finished) VALUES (1, ?, 'done', ?)",
         (f"[{ann}, {bob}, {cat}]", START.isoformat()),
     )
     for seat, version in enumerate((ann, bob, cat)):

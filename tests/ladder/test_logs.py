@@ -13,7 +13,7 @@ import trio
 
 from ladder.build_logs import build_log, keep_build_log
 from ladder.config import LadderPaths
-from ladder.intake import check_submission, save_upload
+from ladder.submissions import check_submission, save_upload
 from referee.settings import RefereeSettings
 from tests.ladder.helpers import SAMPLE_BOTS, seed_viewable_game, upload_of, write_ladder
 from tests.ladder.server import bearer, logged_in, running_server

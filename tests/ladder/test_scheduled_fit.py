@@ -35,7 +35,8 @@ def _finished_games(store: LadderStore, count: int) -> None:
             )
             for seat, version_id in enumerate(ids):
                 store.db.execute(
-                    "INSERT INTO seat VALUES (?, ?, ?, ?, 0, NULL, NULL, 25.0)",
+                    "INSERT INTO seat (game, seat, version, rank, score, termination, reason, mu_after) "
+                    "VALUES (?, ?, ?, ?, 0, NULL, NULL, 25.0)",
                     (game.lastrowid, seat, version_id, seat),
                 )
 
@@ -62,9 +63,9 @@ async def test_the_leaderboard_shows_the_fit_made_once_games_finished(tmp_path: 
         fit = server.ladder.fit
         assert fit.games == 8 and [row.entrant for row in fit.rows] == ["ann", "bob", "cat"]
         text = await _page(http, 1)
-        assert f"made {fit.fitted} over 8 games" in text
+        assert f'made <time datetime="{fit.fitted}"' in text and "over 8 games" in text
         best = fit.rows[0]
-        assert f'{best.rating:.0f}</td><td class="num">{best.lower:.0f} to {best.upper:.0f}' in text
+        assert f"{best.rating:.0f} <small>{best.lower:.0f} – {best.upper:.0f}</small>" in text
         shown = (await http.get("/api/standings")).json()
         assert shown[0]["fitted"]["rating"] == best.rating
 

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from tests.tournaments.replay_factory import HOSTILE, vendetta_replay
-from tournaments.viewer import build_viewer_data
-from tournaments.viewer.page import render_view
+from tournaments.hosting.viewer import build_viewer_data
+from tournaments.hosting.viewer.page import render_view
 
 
 def tabs(html: str) -> list[str]:
