@@ -312,3 +312,24 @@ def standings_command(ladder: Annotated[Path, typer.Argument(help="the ladder fi
             str(row.games),
         )
     console.print(table)
+
+
+@app.command("new-season")
+def new_season_command(ladder: Annotated[Path, typer.Argument(help="the ladder file")]) -> None:
+    """Open the next season once the current one's final is published; past seasons' finals stay viewable."""
+    import datetime
+
+    from ladder.config import load_ladder
+    from ladder.seasons import SeasonBook
+
+    with user_errors():
+        config = load_ladder(ladder)
+        number = SeasonBook(_store(ladder)).open_next()
+    console.print(f"season {number} is open: submissions and challenges are taken again", highlight=False)
+    deadline = config.season.deadline
+    if deadline is not None and deadline <= datetime.datetime.now(datetime.UTC):
+        console.print(
+            f"it has no deadline yet: {deadline.isoformat()} has passed; set [ladder.season] deadline to a "
+            "later date-time and restart the server to close it then",
+            highlight=False,
+        )

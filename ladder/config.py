@@ -7,6 +7,7 @@ in ``club-data/``. So a ladder is moved or backed up as one folder.
 
 from __future__ import annotations
 
+import datetime
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
@@ -23,6 +24,7 @@ __all__ = [
     "LadderPaths",
     "NotificationSection",
     "RatingSection",
+    "SeasonSection",
     "SubmissionSection",
     "load_ladder",
 ]
@@ -62,6 +64,17 @@ class RatingSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """Refit the Plackett-Luce standings after this many finished games (and once at start); 0: never."""
 
 
+class SeasonSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ladder.season]``: when the season closes, and how its final is played (``ladder.final``)."""
+
+    deadline: datetime.datetime | None = None
+    """When submissions and challenges stop and versions freeze: a date-time with its zone; None: never."""
+    final_games: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 60
+    """Games each finalist plays in the final, over all its table sizes."""
+    final_table_sizes: list[Annotated[int, msgspec.Meta(ge=2, le=6)]] = []
+    """The final's table sizes; empty: the ladder's own."""
+
+
 class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``[ladder]``: the whole ladder."""
 
@@ -82,6 +95,7 @@ class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     challenges: ChallengeSection = ChallengeSection()
     rating: RatingSection = RatingSection()
     notifications: NotificationSection = NotificationSection()
+    season: SeasonSection = SeasonSection()
 
 
 class _File(msgspec.Struct, forbid_unknown_fields=True):
@@ -130,7 +144,13 @@ def load_ladder(path: Path) -> LadderConfig:
     # Here and not in the declaration: the game decides what is valid (a plug-in's own variants and sizes).
     from referee.play import check_table
 
-    for size in config.table_sizes:
+    deadline = config.season.deadline
+    if deadline is not None and deadline.tzinfo is None:
+        raise ValueError(
+            f"{path}: season.deadline {deadline.isoformat()} has no zone; write it with one, "
+            f"like {deadline.isoformat()}Z or {deadline.isoformat()}+02:00"
+        )
+    for size in {*config.table_sizes, *config.season.final_table_sizes}:
         try:
             check_table(config.game, config.variants, size)
         except ValueError as exc:
@@ -184,6 +204,11 @@ per_hour = 2                 # tables per entrant per hour (0: none)
 prior_mu = 25.0
 prior_sigma = 8.333
 fit_every = 20               # refit the Plackett-Luce standings every N games (0: never)
+
+[ladder.season]              # a season's end and its final (docs/ladder.md, "Seasons and the final")
+# deadline = 2027-03-31T18:00:00Z   # submissions, challenges and the ladder's tables stop; versions freeze
+final_games = 60             # games each finalist plays in the final
+# final_table_sizes = [3]    # default: table_sizes
 
 [ladder.notifications]       # webhooks entrants may set (docs/ladder.md, "Webhooks")
 webhooks = true

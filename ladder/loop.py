@@ -28,8 +28,10 @@ import trio
 
 from ladder.build_logs import keep_build_log
 from ladder.config import LadderConfig, LadderPaths
+from ladder.final import closed_line, run_season
 from ladder.fixed_keys import keep_fixed_keys
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
+from ladder.seasons import SeasonBook
 from ladder.store import EntrantRow, LadderStore
 from ladder.submissions import Verdict, check_submission, ready_bot, upload_path
 from ladder.views import FitStanding, fit_standings
@@ -97,6 +99,12 @@ class Ladder:
         """The latest scheduled fit, replaced whole when a new one is done (readers never see half of one)."""
         self._since_fit = 0
         self._fit_due = trio.Event()
+        self.seasons = SeasonBook(self.store)
+        """The ladder's seasons: the deadline closes the current one and its final decides it (``ladder.final``)."""
+
+    def season_closed(self) -> str | None:
+        """The line refusing submissions and challenges once the season's deadline passed; None while open."""
+        return closed_line(self.config, self.seasons.current(), datetime.datetime.now(datetime.UTC))
 
     # --- submissions -------------------------------------------------------------
 
@@ -153,8 +161,8 @@ class Ladder:
 
     def next_game(self) -> tuple[int, int, list[int]] | None:
         """The next game to play, now running; None while the host paused the ladder or no table can be filled."""
-        if self.store.paused():
-            return None
+        if self.store.paused() or self.season_closed() is not None:
+            return None  # a closed season's tables stop: its final plays the frozen versions instead
         while (started := self.store.start_next()) is not None:
             game, _, seating = started
             if all(version in self.bots and self.store.version(version).state == "active" for version in seating):
@@ -180,6 +188,8 @@ class Ladder:
         """
         if self.config.challenges.per_hour == 0:
             raise ValueError("this ladder takes no challenges")
+        if (closed := self.season_closed()) is not None:
+            raise ValueError(closed)
         size = len(opponents) + 1
         if size not in self.config.table_sizes:
             sizes = ", ".join(str(s - 1) for s in self.config.table_sizes)
@@ -291,6 +301,7 @@ class Ladder:
                     task_status.started()
                     nursery.start_soon(self._check_submissions)
                     nursery.start_soon(self._refitter)
+                    nursery.start_soon(run_season, self, self.seasons)
                     for _ in range(self.config.concurrency):
                         nursery.start_soon(self._player, done)
             finally:

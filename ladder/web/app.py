@@ -21,7 +21,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from ladder.loop import Ladder
-from ladder.web import admin, api, downloads, feed, logs, pages
+from ladder.web import admin, api, downloads, feed, logs, pages, seasons
 from ladder.web.auth import Door, Stranger, is_admin_page, refused
 from ladder.web.cache import KeepAnonymous, PageCache
 from ladder.web.guard import Throttle
@@ -38,6 +38,7 @@ def make_app(ladder: Ladder, *, throttle: Throttle | None = None) -> Starlette:
             *pages.routes,
             *logs.routes,
             *feed.routes,
+            *seasons.routes,
             # A bare /api is no page: 404 as before the mount, not the mount's redirect to /api/.
             Route("/api", _no_page, methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]),
             Mount("/api", routes=[*api.routes, *downloads.api_routes, *admin.api_routes]),

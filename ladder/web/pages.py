@@ -56,6 +56,8 @@ async def leaderboard(request: Request) -> Response:
         counts=store.counts(),
         paused=store.paused(),
         entrants=len(store.entrants()),
+        season=ladder.seasons.current(),
+        closed=ladder.season_closed(),
     )
 
 

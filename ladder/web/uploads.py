@@ -54,6 +54,8 @@ async def receive_upload(
     """The new queued version of ``who`` made of the archive ``extract`` reads from ``request``; Refused otherwise."""
     shared = site(request)
     limits = shared.ladder.config.submissions
+    if (closed := shared.ladder.season_closed()) is not None:
+        raise Refused(403, closed)  # before a byte is read: the season's versions are frozen
     if who.row.id in shared.uploading:
         raise Refused(429, "an upload of yours is still arriving; send one at a time")
     shared.uploading.add(who.row.id)

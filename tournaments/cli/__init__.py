@@ -26,6 +26,7 @@ try:
     from tournaments.cli.play import play
     from tournaments.cli.reports import crosstable_command, games_command, report_command, standings_command
     from tournaments.cli.schema import schema_command
+    from tournaments.hosting.finals import FinalPlan, FinalResult, use_final_runner
 except KeyboardInterrupt:
     # Ctrl-C while famiglia is still starting (these imports take a second on a
     # busy machine): no command has begun, so there is nothing to undo or say but that.
@@ -85,6 +86,17 @@ app.command("crosstable")(crosstable_command)
 app.command("games")(games_command)
 app.command("report")(report_command)
 app.add_typer(ladder_app, name="ladder")
+
+
+async def _play_final(plan: FinalPlan) -> FinalResult:
+    # The ladder's season final is a tournament: the wing plays it (tournaments.finals), handed to the
+    # ladder here, where both are composed, since neither may import the other.
+    from tournaments.finals import play_final
+
+    return await play_final(plan)
+
+
+use_final_runner(_play_final)
 
 
 def main() -> None:
