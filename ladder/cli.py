@@ -1,4 +1,4 @@
-"""``famiglia ladder``: init, add-entrant, invite, serve, submit, and the host's pause, resume, retire, requeue, reset-token, backup (docs/ladder.md).
+"""``famiglia ladder``: init, add-entrant, invite, serve, submit, and the host's pause, resume, retire, lift, requeue, reset-token, backup (docs/ladder.md).
 
 Only Typer and the shared CLI helpers are imported at the top: the server
 (Starlette, Hypercorn, Trio), the client (httpx) and the store come in with
@@ -220,6 +220,17 @@ def retire_command(
     with user_errors():
         number = _store(ladder).retire(name)
     console.print(f"retired version {number} of {shown(name)}", highlight=False)
+
+
+@app.command("lift")
+def lift_command(
+    ladder: Annotated[Path, typer.Argument(help="the ladder file")],
+    name: Annotated[str, typer.Argument(help="the entrant")],
+) -> None:
+    """Put an entrant's suspended version back in play; its faults are counted afresh from now."""
+    with user_errors():
+        number = _store(ladder).lift(name)
+    console.print(f"lifted the suspension of version {number} of {shown(name)}", highlight=False)
 
 
 @app.command("requeue")

@@ -20,6 +20,7 @@ from tournaments.config.sections import SandboxSection, TimeSection
 __all__ = [
     "EXAMPLE",
     "ChallengeSection",
+    "HealthSection",
     "LadderConfig",
     "LadderPaths",
     "NotificationSection",
@@ -75,6 +76,16 @@ class SeasonSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """The final's table sizes; empty: the ladder's own."""
 
 
+class HealthSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ladder.health]``: when a version whose own games keep failing is suspended (``ladder.health``)."""
+
+    window: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 12
+    """How many of a version's most recent games are looked at (0: never suspend)."""
+    failed_fraction: Annotated[float, msgspec.Meta(gt=0, le=1)] = 0.5
+    """Suspend once this fraction of ``window`` games (rounded up) ended by the version's own timeout,
+    crash, illegal action or protocol error: with the defaults, its 6th such game among its last 12."""
+
+
 class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``[ladder]``: the whole ladder."""
 
@@ -85,6 +96,8 @@ class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         default_factory=lambda: [3]
     )
     concurrency: Annotated[int, msgspec.Meta(ge=1, le=256)] = 2
+    checks_at_once: Annotated[int, msgspec.Meta(ge=1, le=64)] = 2
+    """Submissions checked at the same time: one slow check does not hold the others' queue."""
     executor: Literal["local", "dask"] = "local"
     """Who plays the games: this process, or the Dask cluster at ``scheduler`` (--executor and --scheduler win)."""
     scheduler: str | None = None
@@ -94,6 +107,7 @@ class LadderConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     submissions: SubmissionSection = SubmissionSection()
     challenges: ChallengeSection = ChallengeSection()
     rating: RatingSection = RatingSection()
+    health: HealthSection = HealthSection()
     notifications: NotificationSection = NotificationSection()
     season: SeasonSection = SeasonSection()
 
@@ -169,6 +183,7 @@ name = "club ladder"
 game = "vendetta"            # vendetta | sicilianos | an installed plug-in; fixed once served
 table_sizes = [3]            # seats per table, played in turn; fixed once a game is played
 concurrency = 2              # games at once
+checks_at_once = 2           # submissions checked at once
 executor = "local"           # local (this process) or dask (a Dask cluster, docs/ladder.md)
 # scheduler = "tcp://HOST:8786"   # the Dask scheduler, for executor = "dask"
 illegal_action = "forfeit"   # or "pass"
@@ -209,6 +224,10 @@ fit_every = 20               # refit the Plackett-Luce standings every N games (
 # deadline = 2027-03-31T18:00:00Z   # submissions, challenges and the ladder's tables stop; versions freeze
 final_games = 60             # games each finalist plays in the final
 # final_table_sizes = [3]    # default: table_sizes
+
+[ladder.health]              # a version whose own games keep failing is suspended
+window = 12                  # its most recent games looked at (0: never suspend)
+failed_fraction = 0.5        # suspended once this share of the window ended by its own fault
 
 [ladder.notifications]       # webhooks entrants may set (docs/ladder.md, "Webhooks")
 webhooks = true

@@ -3,8 +3,10 @@
 ``Ladder.run`` starts by making the store whole again after whatever stopped
 the last run: games that were being played go back to pending (their partial
 replays removed) and are played again; submissions that were queued or being
-checked are checked again. Then one task checks submissions, one at a time,
-and ``concurrency`` tasks play games: each takes the oldest pending game, or
+checked are checked again. Then ``checks_at_once`` tasks check submissions
+(each check bounded in wall time, ``ladder.submissions.check_seconds``), one
+task keeps the active versions' bots ready (a version reinstated or lifted
+while the server runs is built here), and ``concurrency`` tasks play games: each takes the oldest pending game, or
 deals a new table (``ladder.matchmaking``) when none is pending, and hands it
 to the executor (``tournaments.hosting.executors``, as a tournament does: in
 this process, or on a Dask cluster), then records what came back.
@@ -30,6 +32,7 @@ from ladder.build_logs import keep_build_log
 from ladder.config import LadderConfig, LadderPaths
 from ladder.final import closed_line, run_season
 from ladder.fixed_keys import keep_fixed_keys
+from ladder.health import HealthRule
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
 from ladder.seasons import SeasonBook
 from ladder.store import EntrantRow, LadderStore
@@ -49,6 +52,8 @@ __all__ = ["Ladder", "ScheduledFit", "competition_name"]
 
 _IDLE_S = 0.5
 """How long a player waits before looking again when there is nothing to play (too few active versions)."""
+_BOTS_LOOK_S = 2.0
+"""How often the bots' keeper looks for versions made active or stopped from outside (the CLI's lift, retire)."""
 
 
 def competition_name(db: Path) -> str:
@@ -105,6 +110,11 @@ class Ladder:
     def season_closed(self) -> str | None:
         """The line refusing submissions and challenges once the season's deadline passed; None while open."""
         return closed_line(self.config, self.seasons.current(), datetime.datetime.now(datetime.UTC))
+        self.health = HealthRule(window=config.health.window, failed_fraction=config.health.failed_fraction)
+        self._bots_due = trio.Event()
+        self._checking: set[int] = set()
+        self._unready: set[int] = set()
+        """Active versions whose bot could not be made ready here: said once, not tried again until restart."""
 
     # --- submissions -------------------------------------------------------------
 
@@ -117,28 +127,67 @@ class Ladder:
         instead of at their next idle timeout."""
         self._changed.set()
 
+    def wake_bots(self) -> None:
+        """Have the bots' keeper look at the active versions now (the admin page lifted a suspension)."""
+        self._bots_due.set()
+
     async def _check_submissions(self) -> None:
+        """One of ``checks_at_once`` checkers: each takes the next queued version, so a slow check holds
+        only its own checker."""
         async for version_id in self._queue_out:
             version = self.store.version(version_id)
-            if version.state not in ("queued", "checking"):
+            if version.state not in ("queued", "checking") or version_id in self._checking:
                 continue
-            self.store.set_checking(version_id)
+            self._checking.add(version_id)
             try:
-                verdict, spec = await check_submission(
-                    self.paths.uploads, version.digest, version.entrant, self.config.game, self.settings
+                await self._check(version_id)
+            finally:
+                self._checking.discard(version_id)
+
+    async def _check(self, version_id: int) -> None:
+        version = self.store.version(version_id)
+        self.store.set_checking(version_id)
+        try:
+            verdict, spec = await check_submission(
+                self.paths.uploads, version.digest, version.entrant, self.config.game, self.settings
+            )
+        except Exception as exc:  # noqa: BLE001  # the harness's fault costs this submission, not the server
+            traceback.print_exc()
+            reason = f"the ladder could not check it ({type(exc).__name__}); submit again or tell the host"
+            verdict, spec = Verdict(accepted=False, reason=reason, report=""), None
+        keep_build_log(self.paths, version_id, verdict.build_output)  # before the verdict that shows it
+        self.store.decide(version_id, accepted=verdict.accepted, reason=verdict.reason, report=verdict.report)
+        if spec is not None and self.store.version(version_id).state == "active":
+            self.bots[version_id] = spec
+        self._bots_due.set()
+
+    async def _keep_bots(self) -> None:
+        """Hold a ready bot for every active version and none other: after each verdict and suspension,
+        and every few seconds for what the host's commands changed in the store."""
+        while True:
+            self._bots_due = trio.Event()
+            await self._ready_bots()
+            self.executor.keep({self.upload(v) for v in self.bots})
+            self._changed.set()
+            with trio.move_on_after(_BOTS_LOOK_S):
+                await self._bots_due.wait()
+
+    async def _ready_bots(self) -> None:
+        """Drop the bots of versions no longer active; build those of active versions that lack one."""
+        active = {v.id: v for v in self.store.versions(states=("active",))}
+        for old in [v for v in self.bots if v not in active]:
+            del self.bots[old]
+        for version in active.values():
+            if version.id in self.bots or version.id in self._unready:
+                continue
+            try:
+                self.bots[version.id] = await trio.to_thread.run_sync(
+                    ready_bot, self.paths.uploads, version.digest, version.entrant, self.settings
                 )
-            except Exception as exc:  # noqa: BLE001  # the harness's fault costs this submission, not the server
-                traceback.print_exc()
-                reason = f"the ladder could not check it ({type(exc).__name__}); submit again or tell the host"
-                verdict, spec = Verdict(accepted=False, reason=reason, report=""), None
-            keep_build_log(self.paths, version_id, verdict.build_output)  # before the verdict that shows it
-            self.store.decide(version_id, accepted=verdict.accepted, reason=verdict.reason, report=verdict.report)
-            if spec is not None:
-                for old in [v for v in self.bots if self.store.version(v).state != "active"]:
-                    del self.bots[old]
-                self.bots[version_id] = spec
-                self.executor.keep({self.upload(v) for v in self.bots})
-                self._changed.set()
+            except (BotBuildFailed, BotSpecError, OSError) as exc:
+                self._unready.add(version.id)
+                # The reason may quote the build's output: shown, never obeyed by the terminal.
+                print(terminal_text(f"version {version.number} of {version.entrant} cannot start here: {exc}"))
 
     # --- games ---------------------------------------------------------------------
 
@@ -247,7 +296,10 @@ class Ladder:
             self.store.fail(game, failure_of(exc).error)
             traceback.print_exc()
             return True
-        self.store.finish(game, record)
+        for suspended in self.store.finish(game, record, self.health):
+            instead = "; its previous version plays again" if suspended.reinstated is not None else ""
+            print(terminal_text(f"version {suspended.number} of {suspended.entrant} {suspended.note}{instead}"))
+            self._bots_due.set()
         self.count_for_fit()
         return True
 
@@ -280,14 +332,7 @@ class Ladder:
     async def _restore(self) -> None:
         make_private_dirs(self.paths.replays)
         self._put_back_running()  # left running by a server that was killed
-        for version in self.store.versions(states=("active",)):
-            try:
-                self.bots[version.id] = await trio.to_thread.run_sync(
-                    ready_bot, self.paths.uploads, version.digest, version.entrant, self.settings
-                )
-            except (BotBuildFailed, BotSpecError, OSError) as exc:
-                # The reason may quote the build's output: shown, never obeyed by the terminal.
-                print(terminal_text(f"version {version.number} of {version.entrant} cannot start here: {exc}"))
+        await self._ready_bots()  # before any player looks: a pending game's seats must find their bots
         for version in self.store.versions(states=("queued", "checking")):
             self.enqueue(version.id)
 
@@ -299,7 +344,9 @@ class Ladder:
                 # Every game in play, and its bots, stopped when the executor's block ends.
                 async with self.executor.open(self.competition()), trio.open_nursery() as nursery:
                     task_status.started()
-                    nursery.start_soon(self._check_submissions)
+                    for _ in range(self.config.checks_at_once):
+                        nursery.start_soon(self._check_submissions)
+                    nursery.start_soon(self._keep_bots)
                     nursery.start_soon(self._refitter)
                     nursery.start_soon(run_season, self, self.seasons)
                     for _ in range(self.config.concurrency):

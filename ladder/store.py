@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from ladder.health import HealthRule, Suspension, count_faults, judge, migrate_health
 from tournaments.hosting.storage import Transaction, open_private_database, tighten_database
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ __all__ = [
     "new_token",
 ]
 
-VersionState = Literal["queued", "checking", "rejected", "active", "retired"]
+VersionState = Literal["queued", "checking", "rejected", "active", "suspended", "retired"]
 GameRowState = Literal["pending", "running", "done", "failed", "cancelled"]
 
 _SCHEMA = """
@@ -149,6 +150,8 @@ class VersionRow(msgspec.Struct, frozen=True, kw_only=True):
     mu: float
     sigma: float
     games: int
+    suspension: str = ""
+    """Why the version was suspended (ladder.health), kept after a resubmission replaced it; empty if never."""
 
     @property
     def ordinal(self) -> float:
@@ -248,6 +251,7 @@ class LadderStore:
             _rename_tables(self.db)
             self.db.executescript(_SCHEMA)
             _add_missing_columns(self.db)
+            migrate_health(self.db)
             self.db.execute("INSERT OR IGNORE INTO ladder VALUES (1, ?, ?)", (secrets.token_bytes(32), _now()))
             tighten_database(path)
         except sqlite3.DatabaseError as exc:
@@ -339,13 +343,25 @@ class LadderStore:
 
     _VERSION_SELECT = (
         "SELECT v.id, e.name, v.number, v.digest, v.state, v.reason, v.submitted, v.mu, v.sigma, "
-        "(SELECT COUNT(*) FROM seat s JOIN game g ON g.id = s.game WHERE s.version = v.id AND g.state = 'done') "
-        "FROM version v JOIN entrant e ON e.id = v.entrant "
+        "(SELECT COUNT(*) FROM seat s JOIN game g ON g.id = s.game WHERE s.version = v.id AND g.state = 'done'), "
+        "v.suspension FROM version v JOIN entrant e ON e.id = v.entrant "
     )
 
     @staticmethod
     def _version_row(row: tuple[object, ...]) -> VersionRow:
-        keys = ("id", "entrant", "number", "digest", "state", "reason", "submitted", "mu", "sigma", "games")
+        keys = (
+            "id",
+            "entrant",
+            "number",
+            "digest",
+            "state",
+            "reason",
+            "submitted",
+            "mu",
+            "sigma",
+            "games",
+            "suspension",
+        )
         return msgspec.convert(dict(zip(keys, row, strict=True)), VersionRow)
 
     def version(self, version_id: int) -> VersionRow:
@@ -377,23 +393,40 @@ class LadderStore:
 
     def decide(self, version_id: int, *, accepted: bool, reason: str, report: str) -> None:
         """Record check-bot's verdict. An accepted version becomes its entrant's active one: the one
-        active before is retired and its games not yet started are cancelled. A rejected one changes nothing else."""
+        active before is retired (replaced) and a suspended one retired with its suspension ended, their
+        games not yet started cancelled. A rejected one changes nothing else (a suspension stays).
+
+        Checks run several at once, so an entrant's two versions may be decided out of order: an
+        accepted version older than one already accepted is retired at once, the newer keeps playing.
+        """
         with self.transaction():
-            (entrant,) = self.db.execute("SELECT entrant FROM version WHERE id = ?", (version_id,)).fetchone()
-            if accepted:
-                retired = [
+            entrant, number = self.db.execute(
+                "SELECT entrant, number FROM version WHERE id = ?", (version_id,)
+            ).fetchone()
+            state = "active" if accepted else "rejected"
+            newer = self.db.execute(
+                "SELECT 1 FROM version WHERE entrant = ? AND number > ? AND state IN ('active', 'suspended', 'retired')",
+                (entrant, number),
+            ).fetchone()
+            if accepted and newer is not None:
+                state = "retired"
+                self.db.execute("UPDATE version SET retired_by = 'replaced' WHERE id = ?", (version_id,))
+            elif accepted:
+                replaced = [
                     row[0]
                     for row in self.db.execute(
-                        "SELECT id FROM version WHERE entrant = ? AND state = 'active'", (entrant,)
+                        "SELECT id FROM version WHERE entrant = ? AND state IN ('active', 'suspended')", (entrant,)
                     )
                 ]
                 self.db.execute(
-                    "UPDATE version SET state = 'retired' WHERE entrant = ? AND state = 'active'", (entrant,)
+                    "UPDATE version SET retired_by = CASE state WHEN 'active' THEN 'replaced' ELSE 'suspended' END, "
+                    "state = 'retired' WHERE entrant = ? AND state IN ('active', 'suspended')",
+                    (entrant,),
                 )
-                self._cancel_pending(retired)
+                self._cancel_pending(replaced)
             self.db.execute(
                 "UPDATE version SET state = ?, reason = ?, report = ?, decided = ? WHERE id = ?",
-                ("active" if accepted else "rejected", reason, report, _now(), version_id),
+                (state, reason, report, _now(), version_id),
             )
 
     def _cancel_pending(self, versions: list[int]) -> None:
@@ -497,9 +530,42 @@ class LadderStore:
                 if self.entrant(name) is None:
                     raise Unknown(f"there is no entrant named {name!r}")
                 raise ValueError(f"{name!r} has no active version to retire")
-            self.db.execute("UPDATE version SET state = 'retired' WHERE id = ?", (row[0],))
+            self.db.execute("UPDATE version SET state = 'retired', retired_by = 'host' WHERE id = ?", (row[0],))
             self._cancel_pending([row[0]])
         return int(row[1])
+
+    def lift(self, name: str) -> int:
+        """End the suspension of ``name``'s newest suspended version (its number): it plays again, its health
+        window counted afresh from now, and a version reinstated in its place is retired again.
+
+        Unknown for an entrant the ladder does not have, ValueError when none of its versions is suspended.
+        """
+        with self.transaction():
+            row = self.db.execute(
+                "SELECT v.id, v.number, v.entrant FROM version v JOIN entrant e ON e.id = v.entrant "
+                "WHERE e.name = ? AND v.state = 'suspended' ORDER BY v.number DESC LIMIT 1",
+                (name,),
+            ).fetchone()
+            if row is None:
+                if self.entrant(name) is None:
+                    raise Unknown(f"there is no entrant named {name!r}")
+                raise ValueError(f"{name!r} has no suspended version to lift")
+            version, number, entrant = row
+            stand_ins = [
+                r[0]
+                for r in self.db.execute("SELECT id FROM version WHERE entrant = ? AND state = 'active'", (entrant,))
+            ]
+            self.db.execute(
+                "UPDATE version SET state = 'retired', retired_by = 'replaced' WHERE entrant = ? AND state = 'active'",
+                (entrant,),
+            )
+            self._cancel_pending(stand_ins)
+            (last_game,) = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM game").fetchone()
+            self.db.execute(
+                "UPDATE version SET state = 'active', suspension = '', health_since = ? WHERE id = ?",
+                (last_game, version),
+            )
+        return int(number)
 
     def requeue(self, game_id: int) -> None:
         """Play a game the harness failed to referee again; ValueError for any other game."""
@@ -549,9 +615,13 @@ class LadderStore:
         """How many games are in each state."""
         return {state: n for state, n in self.db.execute("SELECT state, COUNT(*) FROM game GROUP BY state")}
 
-    def finish(self, game_id: int, record: MatchRecord) -> None:
-        """Record a played game, its seats and the ratings it moved, all at once; ValueError if it was
-        not running (recorded already, or cancelled by a restart's reset): never twice."""
+    def finish(self, game_id: int, record: MatchRecord, health: HealthRule | None = None) -> list[Suspension]:
+        """Record a played game, its seats, the ratings it moved and its seats' faults, all at once;
+        ValueError if it was not running (recorded already, or cancelled by a restart's reset): never twice.
+
+        With ``health``, a seated version failing beyond it is suspended in the same transaction (its
+        pending games cancelled, its entrant's previous version reinstated): the suspensions made.
+        """
         from ladder.rating import rate_table
 
         result = record.result
@@ -584,6 +654,13 @@ class LadderStore:
                     ),
                 )
                 self.db.execute("UPDATE version SET mu = ?, sigma = ? WHERE id = ?", (*after[seat], version))
+            count_faults(
+                self.db,
+                [(v, terminations[s].kind if s in terminations else None) for s, v in enumerate(seating)],
+            )
+            suspended = judge(self.db, seating, health) if health is not None else []
+            self._cancel_pending([s.version for s in suspended])
+        return suspended
 
     def fail(self, game_id: int, error: str) -> None:
         """The harness could not referee a game: kept with its error, not rated, not played again."""

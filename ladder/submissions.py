@@ -34,7 +34,28 @@ from referee.settings import RefereeSettings
 from tournaments.hosting.checkbot.games import check_bot
 from tournaments.hosting.checkbot.report import CheckReport
 
-__all__ = ["Verdict", "check_submission", "ready_bot", "save_upload", "upload_path"]
+__all__ = [
+    "CHECK_GAMES_BOUND",
+    "Verdict",
+    "check_seconds",
+    "check_submission",
+    "ready_bot",
+    "save_upload",
+    "upload_path",
+]
+
+CHECK_GAMES_BOUND = 12
+"""How many whole worst-case games (start-up, bank and one decision, each to its wall backstop) one check
+may take: more than check-bot plays, so a bot that only sleeps is turned away by check-bot itself, first."""
+
+
+def check_seconds(settings: RefereeSettings) -> float:
+    """The wall time one submission's check may take in all: ``CHECK_GAMES_BOUND`` games each at the clock's
+    worst (the cpu clock's wall backstop over start-up, bank and a decision). Defaults: 12 x 5 x 16 s = 16 min."""
+    clock = settings.time
+    worst_game_ms = clock.startup_ms + clock.bank_ms + clock.move_ms
+    backstop = settings.clock_backstop if settings.clock == "cpu" else 1.0
+    return CHECK_GAMES_BOUND * backstop * worst_game_ms / 1000
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,10 +117,22 @@ def _ready_or_released(uploads: Path, digest: str, name: str, settings: RefereeS
         raise
 
 
+async def _check_within(spec: BotSpec, game: str, settings: RefereeSettings, limit_s: float) -> CheckReport | None:
+    """check-bot's report, or None when it did not finish within ``limit_s`` (its bots then stopped)."""
+    with trio.move_on_after(limit_s):
+        return await check_bot(spec, game, settings)
+    return None
+
+
 async def check_submission(
-    uploads: Path, digest: str, name: str, game: str, settings: RefereeSettings
+    uploads: Path, digest: str, name: str, game: str, settings: RefereeSettings, *, limit_s: float | None = None
 ) -> tuple[Verdict, BotSpec | None]:
-    """Build and check one upload; the verdict, and the bot ready to play when it was accepted."""
+    """Build and check one upload; the verdict, and the bot ready to play when it was accepted.
+
+    The check (not the build, bounded by its own sandbox limits) ends after ``limit_s`` of wall time,
+    ``check_seconds`` by default: cancelled inside its own Trio run, so its bots are stopped, not abandoned.
+    """
+    limit = check_seconds(settings) if limit_s is None else limit_s
     try:
         spec = await trio.to_thread.run_sync(_ready_or_released, uploads, digest, name, settings)
     except (BotBuildFailed, BotSpecError) as exc:
@@ -111,8 +144,15 @@ async def check_submission(
     # that would hold the server's Trio thread for seconds; in a thread the web app keeps answering.
     # Abandoned on cancel (a server stopping): the check's bots then end with their closed pipes.
     report = await trio.to_thread.run_sync(
-        lambda: trio.run(partial(check_bot, spec, game, settings)), abandon_on_cancel=True
+        lambda: trio.run(partial(_check_within, spec, game, settings, limit)), abandon_on_cancel=True
     )
+    if report is None:
+        release_build(Path(spec.cwd))
+        reason = (
+            f"check-bot: the check took longer than {limit:.0f} s in all, the ladder's bound on one check; "
+            "make the bot answer well within its clock"
+        )
+        return Verdict(accepted=False, reason=reason, report=""), None
     if not report.passed:
         release_build(Path(spec.cwd))  # a refused version's copy is the cache's to evict
     return _verdict(report, output), (spec if report.passed else None)

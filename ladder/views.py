@@ -8,18 +8,23 @@ reasons (its check-bot verdict and its build's words) part of the value.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from ladder.history import VersionMatchup, VersionRatings, rating_histories, version_matchups
+from ladder.health import Health, failing_games, health_of
 from ladder.store import GameRow, LadderStore, VersionRow
 
 __all__ = [
+    "EntrantState",
     "EntrantView",
     "FitStanding",
     "GameView",
     "Matchup",
     "Standing",
     "VersionView",
+    "entrant_state",
     "entrant_view",
     "fit_standings",
     "game_views",
@@ -27,20 +32,36 @@ __all__ = [
 ]
 
 
+EntrantState = Literal["active", "suspended", "checking", "rejected", "retired", "no version yet"]
+"""Where an entrant stands: a version playing, or why none is."""
+
+_UNRANKED_ORDER: dict[str, int] = {"suspended": 0, "checking": 1, "rejected": 2, "retired": 3, "no version yet": 4}
+
+
 class Standing(msgspec.Struct, frozen=True, kw_only=True):
-    rank: int
+    """One entrant on the leaderboard: every entrant has a row, ranked while one of its versions plays."""
+
+    rank: int | None
+    """1 for the best playing version; None for an entrant with no version playing (listed after, by state)."""
     entrant: str
-    version: int
-    rating: float
-    """mu - 3 sigma: what the version is surely worth at least; the order of the board."""
-    mu: float
-    low: float
-    high: float
-    """mu -/+ 2 sigma: where the version's skill lies with about 95% belief."""
+    state: EntrantState
+    version: int | None
+    """The version shown: the active one, else the newest (None when the entrant sent none)."""
+    rating: float | None
+    """mu - 3 sigma of the active version: what it is surely worth at least, and the board's order. It is the
+    low end of ``low``..``high``; None while nothing plays."""
+    mu: float | None
+    low: float | None
+    high: float | None
+    """mu -/+ 3 sigma: the interval the rating is the bottom of (about 99.7% belief)."""
     games: int
-    last_submission: str
+    health: Health
+    """The shown version's games ended by its own fault, by kind."""
+    last_submission: str | None
     fitted: FitStanding | None = None
     """The version's place in the server's latest scheduled Plackett-Luce fit (None before one covers it)."""
+    note: str = ""
+    """What else the entrant's versions are doing: a newer one checking, rejected or suspended."""
 
 
 class VersionView(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,8 +71,13 @@ class VersionView(msgspec.Struct, frozen=True, kw_only=True):
     games: int
     mu: float
     sigma: float
+    health: Health = Health()
     reason: str | None = None
     """Only for the owner."""
+    suspension: str | None = None
+    """Why the version was suspended, for everyone to read (its games are public); None if never."""
+    failing_games: list[int] = []
+    """Its most recent games ended by its own fault (newest first), for a suspended version: what to look at."""
 
 
 class Matchup(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,6 +109,7 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
 class EntrantView(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     owner: bool
+    state: EntrantState
     versions: list[VersionView]
     matchups: list[Matchup]
     games: list[GameView]
@@ -94,31 +121,71 @@ class EntrantView(msgspec.Struct, frozen=True, kw_only=True):
     """Each version against each other entrant, newest version first."""
 
 
+def entrant_state(versions: list[VersionRow]) -> EntrantState:
+    """An entrant's state from its versions (oldest first): active while one plays; else suspended, then
+    checking, before what its newest version came to."""
+    states = {v.state for v in versions}
+    if not versions:
+        return "no version yet"
+    for state in ("active", "suspended"):
+        if state in states:
+            return state
+    if states & {"queued", "checking"}:
+        return "checking"
+    newest = versions[-1].state
+    return "rejected" if newest == "rejected" else "retired"
+
+
+def _note(versions: list[VersionRow], shown: VersionRow | None) -> str:
+    """The newest version's news when it is not the one shown: checking, rejected or suspended."""
+    if not versions or shown is None or versions[-1].id == shown.id:
+        return ""
+    newest = versions[-1]
+    said = {"queued": "being checked", "checking": "being checked"}.get(newest.state, newest.state)
+    return f"version {newest.number} {said}"
+
+
 def standings(store: LadderStore, fit: list[FitStanding] | None = None) -> list[Standing]:
-    """The active versions, best first; each with its figures from ``fit`` (the latest scheduled fit) if there."""
+    """Every entrant, best first: those with a version playing ranked by mu - 3 sigma, then the others by
+    state and name; each with its figures from ``fit`` (the latest scheduled fit) where it has some."""
     fitted = {(row.entrant, row.version): row for row in fit or []}
-    active = sorted(store.versions(states=("active",)), key=lambda v: -v.ordinal)
-    latest: dict[str, str] = {}
+    own: dict[str, list[VersionRow]] = {e.name: [] for e in store.entrants()}
     for version in store.versions():
-        latest[version.entrant] = version.submitted
-    return [
-        Standing(
-            rank=rank,
-            entrant=v.entrant,
-            version=v.number,
-            rating=round(v.ordinal, 2),
-            mu=round(v.mu, 2),
-            low=round(v.mu - 2 * v.sigma, 2),
-            high=round(v.mu + 2 * v.sigma, 2),
-            games=v.games,
-            last_submission=latest[v.entrant],
-            fitted=fitted.get((v.entrant, v.number)),
+        own.setdefault(version.entrant, []).append(version)
+    health = health_of(store.db)
+    ranked: list[tuple[float, Standing]] = []
+    unranked: list[Standing] = []
+    for name, versions in own.items():
+        state = entrant_state(versions)
+        shown = next((v for v in versions if v.state == "active"), None)
+        if shown is None:
+            shown = next((v for v in reversed(versions) if v.state == "suspended"), versions[-1] if versions else None)
+        live = shown is not None and shown.state == "active"
+        row = Standing(
+            rank=None,
+            entrant=name,
+            state=state,
+            version=shown.number if shown else None,
+            rating=round(shown.ordinal, 2) if live and shown else None,
+            mu=round(shown.mu, 2) if live and shown else None,
+            low=round(shown.mu - 3 * shown.sigma, 2) if live and shown else None,
+            high=round(shown.mu + 3 * shown.sigma, 2) if live and shown else None,
+            games=shown.games if shown else 0,
+            health=health.get(shown.id, Health()) if shown else Health(),
+            last_submission=versions[-1].submitted if versions else None,
+            fitted=fitted.get((name, shown.number)) if shown else None,
+            note=_note(versions, shown),
         )
-        for rank, v in enumerate(active, start=1)
-    ]
+        if live and shown:
+            ranked.append((shown.ordinal, row))
+        else:
+            unranked.append(row)
+    ranked.sort(key=lambda pair: -pair[0])
+    unranked.sort(key=lambda row: (_UNRANKED_ORDER[row.state], row.entrant))
+    return [msgspec.structs.replace(row, rank=rank) for rank, (_, row) in enumerate(ranked, start=1)] + unranked
 
 
-def _version_view(version: VersionRow, owner: bool) -> VersionView:
+def _version_view(store: LadderStore, version: VersionRow, owner: bool, health: dict[int, Health]) -> VersionView:
     return VersionView(
         number=version.number,
         state=version.state,
@@ -126,7 +193,10 @@ def _version_view(version: VersionRow, owner: bool) -> VersionView:
         games=version.games,
         mu=round(version.mu, 2),
         sigma=round(version.sigma, 2),
+        health=health.get(version.id, Health()),
         reason=version.reason if owner else None,
+        suspension=version.suspension or None,
+        failing_games=failing_games(store.db, version.id, 20) if version.state == "suspended" else [],
     )
 
 
@@ -161,10 +231,12 @@ def entrant_view(store: LadderStore, name: str, *, owner: bool) -> EntrantView |
         return None
     versions = store.versions(entrant=name)
     active = [v for v in versions if v.state == "active"]
+    health = health_of(store.db, [v.id for v in versions])
     return EntrantView(
         name=name,
         owner=owner,
-        versions=[_version_view(v, owner) for v in reversed(versions)],
+        state=entrant_state(versions),
+        versions=[_version_view(store, v, owner, health) for v in reversed(versions)],
         matchups=[Matchup(opponent=o, games=n, ahead=a, behind=b) for o, n, a, b in store.matchups(name)],
         games=game_views(store, store.games(entrant=name, limit=30)),
         rating_history=[round(mu, 2) for mu in store.rating_history(active[0].id)] if active else [],

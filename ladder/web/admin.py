@@ -1,4 +1,4 @@
-"""The host's admin page and API: pause, resume, retire and requeue from a browser or a script.
+"""The host's admin page and API: pause, resume, retire, requeue and lift from a browser or a script.
 
 Pages: ``/admin/login`` (a form taking the admin token, which ``famiglia
 ladder admin-token`` prints), ``/admin`` (the ladder's state and a button per
@@ -36,6 +36,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from ladder.health import Health, health_of
 from ladder.loop import Ladder
 from ladder.store import FailedGame, LadderStore, Unknown, VersionRow
 from ladder.web.auth import ADMIN_COOKIE, Admin, Stranger, admin_for, refused
@@ -47,7 +48,7 @@ __all__ = ["ACTIONS", "AdminView", "BadRequest", "admin_view", "api_routes", "pa
 _SAID_COOKIE = "ladder_admin_said"
 """The short message an action leaves for the page it redirects to, read once."""
 _SESSION_S = 12 * 3600
-ACTIONS = ("pause", "resume", "retire", "requeue")
+ACTIONS = ("pause", "resume", "retire", "requeue", "lift")
 
 # same-origin, as every page of the site (ladder.web.site), so forms' POSTs carry their true Origin.
 _ADMIN_HEADERS = {"referrer-policy": "same-origin", "cache-control": "no-store"}
@@ -67,6 +68,12 @@ class EntrantLine(msgspec.Struct, frozen=True, kw_only=True):
     """The state of its newest version, or "no version"."""
     games: int
     """Games the active version finished."""
+    state: str
+    """The entrant's state, as the leaderboard says it (ladder.views.entrant_state)."""
+    health: Health
+    """The active version's own faults (the suspended one's when none plays)."""
+    suspended: int | None
+    """The number of its suspended version, which Lift puts back in play; None when none is."""
 
 
 class AdminView(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,19 +87,27 @@ class AdminView(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def admin_view(store: LadderStore) -> AdminView:
+    from ladder.views import entrant_state
+
     versions: dict[str, list[VersionRow]] = {}
     for version in store.versions():
         versions.setdefault(version.entrant, []).append(version)
+    health = health_of(store.db)
     lines = []
     for entrant in store.entrants():
         own = versions.get(entrant.name, [])
         active = next((v for v in own if v.state == "active"), None)
+        suspended = next((v for v in reversed(own) if v.state == "suspended"), None)
+        shown = active or suspended
         lines.append(
             EntrantLine(
                 name=entrant.name,
                 active=active.number if active else None,
                 newest=own[-1].state if own else "no version",
                 games=active.games if active else 0,
+                state=entrant_state(own),
+                health=health.get(shown.id, Health()) if shown else Health(),
+                suspended=suspended.number if suspended else None,
             )
         )
     return AdminView(
@@ -141,6 +156,11 @@ def perform(ladder: Ladder, action: str, fields: Mapping[str, object]) -> dict[s
         name = _text(fields, "entrant", '{"entrant": NAME}')
         number = store.retire(name)
         return {"entrant": name, "retired": number, "said": f"retired version {number} of {name}"}
+    if action == "lift":
+        name = _text(fields, "entrant", '{"entrant": NAME}')
+        number = store.lift(name)
+        ladder.wake_bots()
+        return {"entrant": name, "lifted": number, "said": f"lifted the suspension of version {number} of {name}"}
     if action == "requeue":
         game = _game(fields)
         store.requeue(game)

@@ -111,7 +111,7 @@ class BandScale(msgspec.Struct, frozen=True):
 
 def band_scale(rows: Sequence[Any]) -> BandScale:
     """The scale covering every row's interval (``low``, ``high``) and its rating."""
-    values = [v for row in rows for v in (row.low, row.high, row.rating)]
+    values = [v for row in rows for v in (row.low, row.high, row.rating) if v is not None]  # unranked: none
     if not values:
         return BandScale(0.0, 1.0)
     low, high = min(values), max(values)

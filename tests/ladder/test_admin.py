@@ -11,6 +11,7 @@ import pytest
 import trio
 
 from ladder import loop
+from ladder.health import HealthRule
 from ladder.store import LadderStore, new_token
 from ladder.web.guard import Throttle
 from referee.bots import BotSpec
@@ -205,6 +206,7 @@ async def test_resume_and_requeue_wake_the_match_loop_at_once(tmp_path: Path, mo
         httpx.AsyncClient(base_url=server.url) as http,
     ):
         ladder, store = server.ladder, server.ladder.store
+        ladder.health = HealthRule(window=0, failed_fraction=1.0)  # bots that crash at once, never suspended
         token = make_admin_token(store)
         for name, version in activate(server, "ann", "bob", "cat").items():
             ladder.bots[version] = BotSpec(name=name, command=["true"], cwd=str(tmp_path))  # forfeits at once
