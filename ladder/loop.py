@@ -106,15 +106,15 @@ class Ladder:
         self._fit_due = trio.Event()
         self.seasons = SeasonBook(self.store)
         """The ladder's seasons: the deadline closes the current one and its final decides it (``ladder.final``)."""
-
-    def season_closed(self) -> str | None:
-        """The line refusing submissions and challenges once the season's deadline passed; None while open."""
-        return closed_line(self.config, self.seasons.current(), datetime.datetime.now(datetime.UTC))
         self.health = HealthRule(window=config.health.window, failed_fraction=config.health.failed_fraction)
         self._bots_due = trio.Event()
         self._checking: set[int] = set()
         self._unready: set[int] = set()
         """Active versions whose bot could not be made ready here: said once, not tried again until restart."""
+
+    def season_closed(self) -> str | None:
+        """The line refusing submissions and challenges once the season's deadline passed; None while open."""
+        return closed_line(self.config, self.seasons.current(), datetime.datetime.now(datetime.UTC))
 
     # --- submissions -------------------------------------------------------------
 

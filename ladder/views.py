@@ -12,8 +12,8 @@ from typing import Literal
 
 import msgspec
 
-from ladder.history import VersionMatchup, VersionRatings, rating_histories, version_matchups
 from ladder.health import Health, failing_games, health_of
+from ladder.history import VersionMatchup, VersionRatings, rating_histories, version_matchups
 from ladder.store import GameRow, LadderStore, VersionRow
 
 __all__ = [

@@ -74,14 +74,15 @@ async def entrant(request: Request) -> Response:
                 reports[version.number] = msgspec.json.decode(text)
     ladder = site(request).ladder
     board = site(request).board()
-    opponents = sorted({row.entrant for row in board} - {name}) if view.owner else []
+    ranked = [row for row in board if row.rank is not None]  # every entrant has a row; the playing ones a rank
+    opponents = sorted({row.entrant for row in ranked} - {name}) if view.owner else []
     return page(
         request,
         "entrant.html.j2",
         title=name,
         view=view,
-        standing=next((row for row in board if row.entrant == name), None),
-        board_size=len(board),
+        standing=next((row for row in ranked if row.entrant == name), None),
+        board_size=len(ranked),
         chart=rating_chart(view.ratings),
         matchup_versions=sorted({m.version for m in view.version_matchups}, reverse=True),
         matchup_cells={(m.version, m.opponent): m for m in view.version_matchups},

@@ -7,6 +7,7 @@ import datetime
 import msgspec
 import pytest
 
+from ladder.health import Health
 from ladder.views import Standing
 from ladder.web.look import ago, badges, band_scale, exact
 
@@ -42,7 +43,17 @@ def test_the_exact_moment_is_given_to_the_second_in_utc_and_bad_text_is_shown_as
 
 def standing() -> Standing:
     return Standing(
-        rank=1, entrant="ann", version=2, rating=3.0, mu=20.0, low=10.0, high=30.0, games=9, last_submission=""
+        rank=1,
+        entrant="ann",
+        state="active",
+        version=2,
+        rating=3.0,
+        mu=20.0,
+        low=10.0,
+        high=30.0,
+        games=9,
+        health=Health(),
+        last_submission="",
     )
 
 

@@ -126,7 +126,9 @@ async def test_a_game_page_links_back_to_the_ladder_and_its_entrants_and_offers_
 async def test_a_ladder_without_games_says_so_on_every_page(tmp_path: Path) -> None:
     async with running_server(tmp_path, ("ann",)) as server, httpx.AsyncClient(base_url=server.url) as http:
         board = await http.get("/")
-        assert board.status_code == 200 and "No version has been accepted yet." in board.text
+        # Every entrant is listed (issue 40): ann, with no version yet, unranked.
+        assert board.status_code == 200 and 'class="unranked" data-entrant="ann"' in board.text
+        assert "no version yet" in board.text
         mine = await http.get("/entrants/ann", headers=logged_in(server, "ann"))
         assert mine.status_code == 200 and "No version of ann is playing now." in mine.text
         assert 'id="rating-chart"' not in mine.text and mine.text.count("No games yet.") == 2  # matchups, games
