@@ -53,7 +53,7 @@ import msgspec
 import trio
 from machine import load_average, positive_seconds
 
-import referee.match_intake as referee_match
+import referee.match.intake as referee_match
 from referee.bots import BotSpec, load_bot
 from referee.channel import BotChannel
 from referee.match import MatchSpec, run_match

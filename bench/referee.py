@@ -71,7 +71,7 @@ from floor import floor_request
 from hand_written import HandWritten, HandWrittenMsgspec
 from machine import load_average, positive_seconds
 
-import referee.match_intake
+import referee.match.intake
 from protocol.codec import decode_bot_message, encode_message
 from protocol.messages import PROTOCOL_VERSION, End, Start, TimeControl
 from referee.bots import BotSpec, load_bot
@@ -79,7 +79,7 @@ from referee.channel import BotChannel, ChannelBase
 from referee.games import get_rules
 from referee.games.base import SeededChance
 from referee.match import MatchSpec, result_of, run_match
-from referee.match_intake import QUICK_ANSWER_S
+from referee.match.intake import QUICK_ANSWER_S
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
 from referee.settings import RefereeSettings
@@ -398,7 +398,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.trio_wait:
-        referee.match_intake._idle_wait = lambda: None  # never idle as far as the referee can tell
+        referee.match.intake._idle_wait = lambda: None  # never idle as far as the referee can tell
     trio.run(bench, args)
 
 

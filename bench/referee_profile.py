@@ -35,10 +35,11 @@ sys.path.insert(0, str(ROOT))
 
 import trio
 
-from referee import match, match_intake
 from referee.bots import load_bot
 from referee.games.vendetta import VendettaState
-from referee.match_intake import SeatIntake
+from referee.match import conversation as match
+from referee.match import intake as match_intake
+from referee.match.intake import SeatIntake
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
 from referee.sandbox.cgroup import BotCgroup

@@ -81,7 +81,7 @@ class ChannelBase(abc.ABC):
     the evidence of a bot running while it is not asked."""
 
     poll_schedule: tuple[int, int] | None = None
-    """Where the referee's quick-answer polls stood at the end of this seat's last game (referee.match_intake),
+    """Where the referee's quick-answer polls stood at the end of this seat's last game (referee.match.intake),
     for its next: how fast a bot answers is the bot's, not one game's. None: from the start."""
 
     restless: bool = False

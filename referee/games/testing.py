@@ -720,7 +720,7 @@ def check_replays_verify(rules: GameRules, n_players: int, config: Any = None, s
 
     from protocol.messages import TimeControl
     from referee.match import result_of
-    from referee.match_recorder import ReplayRecorder
+    from referee.match.recorder import ReplayRecorder
     from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw, read_replay, verify_replay
 
     recording = RecordingChance(SeededChance(seed))

@@ -21,7 +21,7 @@ from ladder.store import LadderStore
 from ladder.web.cache import PageCache
 from ladder.web.pages import GAME_PAGE_NOTES_BYTES, _game_page
 from referee.match import MatchRecord, SeatTiming
-from referee.match_recorder import LOG_CHARS
+from referee.match.recorder import LOG_CHARS
 from referee.replay import LogRecord, encode_record, read_replay, verify_replay
 from tests.ladder.server import running_server
 from tests.tournaments.replay_factory import vendetta_replay

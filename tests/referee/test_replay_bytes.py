@@ -28,7 +28,7 @@ from referee.bots import load_bot
 from referee.games import game_names, get_rules
 from referee.games.base import RecordingChance, SeededChance
 from referee.match import MatchSpec, result_of, run_match
-from referee.match_recorder import LOG_CHARS, ReplayRecorder
+from referee.match.recorder import LOG_CHARS, ReplayRecorder
 from referee.play import play_match
 from referee.replay import (
     MAX_REPLAY_BYTES,

@@ -16,7 +16,7 @@ from protocol.messages import TimeControl
 from referee.games import get_rules
 from referee.games.base import RecordingChance, SeededChance
 from referee.match import result_of
-from referee.match_recorder import ReplayRecorder
+from referee.match.recorder import ReplayRecorder
 from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw
 
 HOSTILE = "</script><!-- <img src=x onerror=alert(1)> & \u2028"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from referee.match import _Match
+from referee.match.conversation import _Match
 from tests.conftest import ROOT, TEST_BOTS
 from tournaments.cli import app
 from tournaments.config.tournament import load_tournament
@@ -106,7 +106,7 @@ async def test_a_harness_bug_in_a_worker_process_costs_one_game(tmp_path: Path, 
     (tmp_path / "inject" / "sitecustomize.py").write_text(
         "import os\n"
         "if os.environ.get('FAMIGLIA_TEST_BREAK_GAME'):\n"
-        "    from referee.match import _Match\n"
+        "    from referee.match.conversation import _Match\n"
         "    real = _Match.play_decision\n"
         "    async def play_decision(self):\n"
         "        if self.spec.match.endswith('#' + os.environ['FAMIGLIA_TEST_BREAK_GAME']) and self.request_id > 5:\n"

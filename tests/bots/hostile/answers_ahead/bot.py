@@ -8,7 +8,7 @@ Both lines go out in one write (under the pipe's atomic size), so the referee
 reads them together. Written one after the other, a bot preempted between the
 two writes may put the early line in the pipe after the request it guesses was
 sent, and then it is that request's answer to any referee: nothing tells when
-the bot wrote it. (tests/referee/test_read_path.py scripts the early line
+the bot wrote it. (tests/referee/match/test_read_path.py scripts the early line
 arriving on its own while no request is open.)
 """
 

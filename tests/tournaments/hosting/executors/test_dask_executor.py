@@ -26,7 +26,7 @@ pytest.importorskip("distributed")
 from distributed import Client, LocalCluster
 
 from referee.bot_folder import pack_folder
-from referee.match import _Match
+from referee.match.conversation import _Match
 from tests.conftest import ROOT, TEST_BOTS, wait_until_gone
 from tournaments.cli import app
 from tournaments.config.tournament import TournamentConfig, load_tournament

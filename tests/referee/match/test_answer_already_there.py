@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import trio
 
-import referee.match_intake
+import referee.match.intake
 from protocol.messages import TimeControl
 from referee.match import MatchRecord, MatchSpec, run_match
 from referee.pipe import LineReader
@@ -170,7 +170,7 @@ async def test_a_match_whose_answers_are_always_there_still_lets_other_tasks_run
 ) -> None:
     # With no slice at all the match yields after every decision, as if it had
     # waited for each answer: a task that counts its turns sees one per decision.
-    monkeypatch.setattr(referee.match_intake, "FAIR_SLICE_S", 0.0)
+    monkeypatch.setattr(referee.match.intake, "FAIR_SLICE_S", 0.0)
     turns = 0
 
     async def bystander() -> None:
@@ -198,8 +198,8 @@ async def test_the_clock_of_an_answer_already_there_is_the_time_from_write_to_re
 async def test_the_slice_counts_the_threads_cpu_time_not_time_it_was_preempted(monkeypatch: pytest.MonkeyPatch) -> None:
     # Wall time passes (a nanosecond's slice is always over) but the thread's CPU
     # clock stands still, as when the process is off the CPU: the match keeps the thread.
-    monkeypatch.setattr(referee.match_intake, "FAIR_SLICE_S", 1e-9)
-    monkeypatch.setattr(referee.match_intake.time, "thread_time", lambda: 1.0)
+    monkeypatch.setattr(referee.match.intake, "FAIR_SLICE_S", 1e-9)
+    monkeypatch.setattr(referee.match.intake.time, "thread_time", lambda: 1.0)
     yields = 0
     real = trio.lowlevel.cancel_shielded_checkpoint
 
@@ -222,7 +222,7 @@ async def test_the_cpu_clock_is_read_only_when_the_wall_clock_says_the_slice_may
     # of wall time has passed: the CPU clock is read about once per slice of the
     # match's wall time (and at its waits), not once per decision.
     slice_s = 0.005
-    monkeypatch.setattr(referee.match_intake, "FAIR_SLICE_S", slice_s)
+    monkeypatch.setattr(referee.match.intake, "FAIR_SLICE_S", slice_s)
     reads = 0
 
     def standing_still() -> float:
@@ -230,7 +230,7 @@ async def test_the_cpu_clock_is_read_only_when_the_wall_clock_says_the_slice_may
         reads += 1
         return 1.0
 
-    monkeypatch.setattr(referee.match_intake.time, "thread_time", standing_still)
+    monkeypatch.setattr(referee.match.intake.time, "thread_time", standing_still)
     record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
     decisions = sum(t.decisions for t in record.timings)
     assert record.result.terminations == [] and decisions > 100
@@ -277,9 +277,9 @@ async def test_a_seat_that_thinks_is_polled_less_and_less_often(monkeypatch: pyt
     decisions = record.timings[0].decisions
     assert decisions > 30
     # Polls at decisions 1, 10, 27, 60, 125, ...: the gaps 8, 16, 32, ... skipped.
-    expected, at, skip = 0, 1, referee.match_intake.QUICK_RETRY
+    expected, at, skip = 0, 1, referee.match.intake.QUICK_RETRY
     while at <= decisions:
-        expected, at, skip = expected + 1, at + skip + 1, min(2 * skip, referee.match_intake.QUICK_RETRY_MAX)
+        expected, at, skip = expected + 1, at + skip + 1, min(2 * skip, referee.match.intake.QUICK_RETRY_MAX)
     assert polls[bots[0].reader] == expected + 1 >= 4  # and the ready line, which came at once
 
 
@@ -306,7 +306,7 @@ async def test_a_warm_process_that_thinks_is_not_polled_for_again_at_the_start_o
     assert polled_in_first >= 4
     assert polls[bots[0].reader] - polled_in_first <= 1
     poll_in, poll_skip = bots[0].poll_schedule  # type: ignore[attr-defined]
-    assert poll_skip >= 8 * referee.match_intake.QUICK_RETRY and poll_in >= 0
+    assert poll_skip >= 8 * referee.match.intake.QUICK_RETRY and poll_in >= 0
 
 
 async def test_a_seat_whose_answers_alternate_quick_and_slow_costs_one_bounded_poll_in_quick_retry_plus_one(
@@ -344,8 +344,8 @@ async def test_a_seat_whose_answers_alternate_quick_and_slow_costs_one_bounded_p
     decisions = record.timings[0].decisions
     assert decisions > 30
     # Polled every time, half of them would find nothing.
-    assert 1 <= len(empty_polls) <= decisions // (referee.match_intake.QUICK_RETRY + 1) + 1 < decisions // 2
-    assert max(empty_polls) < referee.match_intake.QUICK_ANSWER_S + 0.001
+    assert 1 <= len(empty_polls) <= decisions // (referee.match.intake.QUICK_RETRY + 1) + 1 < decisions // 2
+    assert max(empty_polls) < referee.match.intake.QUICK_ANSWER_S + 0.001
 
 
 async def test_an_untimed_seat_is_never_polled_for(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""The wait in the kernel for an answer when nothing else can run (referee.match_intake._idle_wait,
+"""The wait in the kernel for an answer when nothing else can run (referee.match.intake._idle_wait,
 referee.pipe.LineReader.line_blocking): it returns what the usual wait would have, and never
 keeps another task or a deadline waiting."""
 
@@ -12,7 +12,7 @@ import pytest
 import trio
 import trio.testing
 
-import referee.match_intake
+import referee.match.intake
 from protocol.codec import LineTooLong
 from referee.pipe import LineReader
 
@@ -105,7 +105,7 @@ def test_a_line_over_the_limit_is_still_an_error(pipe: tuple[LineReader, int], w
 
 async def test_with_nothing_else_to_run_the_referee_may_wait_up_to_the_next_deadline() -> None:
     with trio.move_on_after(0.5):
-        idle = referee.match_intake._idle_wait()
+        idle = referee.match.intake._idle_wait()
         await trio.lowlevel.checkpoint()
     assert idle is not None
     seconds, wake_fd = idle
@@ -113,7 +113,7 @@ async def test_with_nothing_else_to_run_the_referee_may_wait_up_to_the_next_dead
 
 
 async def test_without_a_deadline_it_looks_again_within_a_second() -> None:
-    idle = referee.match_intake._idle_wait()
+    idle = referee.match.intake._idle_wait()
     assert idle is not None and idle[0] == 1.0
 
 
@@ -125,7 +125,7 @@ async def test_another_runnable_task_means_the_usual_wait() -> None:
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(other)  # runnable now, not yet run
-        seen.append(referee.match_intake._idle_wait())
+        seen.append(referee.match.intake._idle_wait())
     assert seen == [None]
 
 
@@ -133,6 +133,6 @@ def test_a_virtual_clock_means_the_usual_wait() -> None:
     # pytest-trio's autojump clock moves only when every task waits in the run loop:
     # a wait in the kernel would hold real time for virtual seconds.
     async def look() -> tuple[float, int] | None:
-        return referee.match_intake._idle_wait()
+        return referee.match.intake._idle_wait()
 
     assert trio.run(look, clock=trio.testing.MockClock(autojump_threshold=0)) is None

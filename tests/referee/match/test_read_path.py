@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-import referee.match_intake
+import referee.match.intake
 from referee.match import MatchRecord, MatchSpec, run_match
 from referee.replay import LogRecord, read_replay, verify_replay
 from tests.referee.fakes import PASS, PipeBot, Response, ScriptedBot, action, passer, passing, pipe_passing, ready
@@ -175,14 +175,14 @@ async def test_hostile_bytes_are_a_protocol_error_of_that_seat(bad: bytes, compl
 
 
 async def test_an_unexpected_exception_handling_a_message_is_that_seats_protocol_error(monkeypatch: Any) -> None:
-    real = referee.match_intake.decode_bot_message
+    real = referee.match.intake.decode_bot_message
 
     def buggy(data: bytes) -> Any:
         if b"trigger" in data:
             raise KeyError("a bug met by these bytes")
         return real(data)
 
-    monkeypatch.setattr(referee.match_intake, "decode_bot_message", buggy)
+    monkeypatch.setattr(referee.match.intake, "decode_bot_message", buggy)
     record = await play(on_request(2, lambda rid: [log("trigger") + answer(rid)]))
     seat, kind, reason, request = termination(record)
     assert (seat, kind, request) == (1, "protocol", 5)

@@ -4,10 +4,8 @@
 process from ``referee.process``, a seat played in this process, or a scripted
 fake in tests). This module is the conversation: greet every seat, ask for
 each decision and apply it, reject an illegal action, time a seat out, tell
-everyone the result. Its helpers each have a home of their own: the clocks and
-the watchdog (referee.match_clock), a seat's bookkeeping and the reading of its
-lines, with the quick-answer polls, the fair slice and the one rule for unasked
-output (referee.match_intake), and the replay (referee.match_recorder).
+everyone the result. Its helpers each have a home of their own in this
+package (referee.match says which).
 
 Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
 plays its turns as passes from then on), the reason is recorded, and the other
@@ -43,52 +41,19 @@ from referee.channel import BotChannel, ChannelBase, adopt
 from referee.errors import BotError, BotIllegalAction, BotProtocolError, internal_error
 from referee.games import get_rules
 from referee.games.base import GameState, IllegalAction, RecordingChance, SeededChance
-from referee.match_clock import MatchClock
-from referee.match_intake import FairSlice, SeatIntake
-from referee.match_recorder import MatchRecorder, NullRecorder, ReplayRecorder
+from referee.match.clock import MatchClock
+from referee.match.intake import FairSlice, SeatIntake
+from referee.match.recorder import MatchRecorder, NullRecorder, ReplayRecorder
+from referee.match.values import MatchRecord, MatchSpec, SeatTiming
 from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw
 from referee.replay_budget import recorded_action
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
 
-__all__ = ["MatchRecord", "MatchSpec", "Replace", "SeatTiming", "result_of", "run_match"]
+__all__ = ["Replace", "result_of", "run_match"]
 
 
 Replace = Callable[[int], Awaitable["BotChannel | None"]]
 """Given a seat whose reused process broke before ``ready``, a fresh bot, or None."""
-
-
-class MatchSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """One game to play: which game and variants, the deal seed, an id for the records."""
-
-    game: str
-    seed: int
-    variants: dict[str, str] = {}
-    match: str = ""
-
-
-class SeatTiming(msgspec.Struct, frozen=True, kw_only=True):
-    """How long a seat thought: decisions answered, total and slowest, in ms."""
-
-    decisions: int
-    total_ms: float
-    max_ms: float
-    bank_left_ms: float
-
-
-class MatchRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """A finished match: the result, who played, how long it took, where the replay is."""
-
-    match: str
-    game: str
-    seed: int
-    variants: dict[str, str]
-    names: list[str]
-    result: Result
-    timings: list[SeatTiming]
-    seconds: float
-    replay: str | None = None
-    sandbox: str = ""
-    """How the bots were contained (referee.sandbox), with anything this host could not apply."""
 
 
 class _Match:

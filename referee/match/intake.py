@@ -34,7 +34,7 @@ from protocol.messages import Action, BotMessage, Log, Ready
 from protocol.untrusted import quote
 from referee.channel import ChannelBase
 from referee.errors import BotProtocolError, internal_error
-from referee.match_recorder import MatchRecorder
+from referee.match.recorder import MatchRecorder
 
 __all__ = [
     "FAIR_SLICE_S",
