@@ -53,10 +53,9 @@ import msgspec
 import trio
 from machine import load_average, positive_seconds
 
-import referee.match.intake as referee_match
 from referee.bots import BotSpec, load_bot
 from referee.channel import BotChannel
-from referee.match import MatchSpec, run_match
+from referee.match import MatchSpec, run_match, trio_peek
 from referee.play import prepare_bots
 from referee.process import BotProcess, open_bot
 from referee.sandbox.cgroup import BotCgroup
@@ -306,12 +305,12 @@ async def bench(args: argparse.Namespace) -> None:
                     seed = await referee_slice(channels, groups, pids, settings, referee, args.slice, slice_seed)
                     hand_slice(harness, hand, args.slice, slice_seed)  # the same deals
                     if args.also_trio_wait:
-                        kernel_wait = referee_match._idle_wait
-                        referee_match._idle_wait = lambda: None
+                        kernel_wait = trio_peek.idle_wait
+                        trio_peek.idle_wait = lambda: None
                         try:
                             await referee_slice(channels, groups, pids, settings, usual, args.slice, slice_seed)
                         finally:
-                            referee_match._idle_wait = kernel_wait
+                            trio_peek.idle_wait = kernel_wait
                     spent += args.slice
                 load = load_average()
             finally:
@@ -356,7 +355,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.trio_wait:
-        referee_match._idle_wait = lambda: None  # never idle as far as the referee can tell
+        trio_peek.idle_wait = lambda: None  # never idle as far as the referee can tell
     trio.run(bench, args)
 
 

@@ -71,7 +71,7 @@ from floor import floor_request
 from hand_written import HandWritten, HandWrittenMsgspec
 from machine import load_average, positive_seconds
 
-import referee.match.intake
+import referee.match.trio_peek
 from protocol.codec import decode_bot_message, encode_message
 from protocol.messages import PROTOCOL_VERSION, End, Start, TimeControl
 from referee.bots import BotSpec, load_bot
@@ -398,7 +398,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.trio_wait:
-        referee.match.intake._idle_wait = lambda: None  # never idle as far as the referee can tell
+        referee.match.trio_peek.idle_wait = lambda: None  # never idle as far as the referee can tell
     trio.run(bench, args)
 
 

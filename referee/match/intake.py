@@ -13,7 +13,7 @@ without a trip through Trio's scheduler, which costs as much as the rest of a
 decision; so is one that comes within ``QUICK_ANSWER_S`` from a bot whose
 previous answer came as fast (the referee polls its pipe for it). When it has
 not come and no other task is runnable, the referee waits for it in the kernel
-(``_idle_wait``: one ``poll`` of the bot's pipe and of Trio's own descriptor,
+(``trio_peek.idle_wait``: one ``poll`` of the bot's pipe and of Trio's own descriptor,
 bounded by Trio's next deadline), not through the run loop. So that one match
 cannot hold the Trio thread while its bots answer at once, a match yields to
 the other tasks once it has run ``FAIR_SLICE_S`` of CPU since its last wait.
@@ -24,7 +24,6 @@ from __future__ import annotations
 import select
 import time
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 import trio
@@ -34,6 +33,7 @@ from protocol.messages import Action, BotMessage, Log, Ready
 from protocol.untrusted import quote
 from referee.channel import ChannelBase
 from referee.errors import BotProtocolError, internal_error
+from referee.match import trio_peek
 from referee.match.recorder import MatchRecorder
 
 __all__ = [
@@ -240,7 +240,7 @@ class SeatIntake:
 
         A seat polled for (``QUICK_ANSWER_S``) is polled; then, if no other task
         is runnable, the referee waits for the line in the kernel rather than in
-        Trio's run loop (``_idle_wait``). Keeps the seat's poll schedule (``QUICK_RETRY``).
+        Trio's run loop (``trio_peek.idle_wait``). Keeps the seat's poll schedule (``QUICK_RETRY``).
         """
         if self.poll_in != 0:  # waited for as usual for now (-1: never polled for)
             if self.poll_in > 0:
@@ -253,7 +253,7 @@ class SeatIntake:
                 self.poll_skip = min(2 * self.poll_skip, QUICK_RETRY_MAX)
             else:
                 self.poll_skip = QUICK_RETRY
-        if line is None and not self.early and (idle := _idle_wait()) is not None:
+        if line is None and not self.early and (idle := trio_peek.idle_wait()) is not None:
             # Nothing else for this thread to do until the answer (or a deadline, or
             # other I/O) comes: wait in the kernel, not through Trio's run loop.
             line = self.line_blocking(*idle)
@@ -385,8 +385,8 @@ class FairSlice:
     def others_waiting(self) -> bool:
         """Whether another Trio task may have something to do now: one runnable, a deadline
         passed, or I/O ready that the run loop has not collected (its epoll descriptor is
-        readable). True whenever ``_idle_wait`` cannot tell."""
-        idle = _idle_wait()
+        readable). True whenever ``trio_peek.idle_wait`` cannot tell."""
+        idle = trio_peek.idle_wait()
         if idle is None:
             return True
         wake_fd = idle[1]
@@ -400,57 +400,3 @@ class FairSlice:
         """The match has just waited or yielded: its slice starts again."""
         self.cpu = time.thread_time()
         self.due = self.now() + FAIR_SLICE_S
-
-
-# --- is anything else to run? --------------------------------------------------------
-
-
-def _idle_wait() -> tuple[float, int] | None:
-    """How long this thread may block in the kernel for one bot's answer, and the descriptor that
-    wakes it for anything else: (seconds to Trio's next deadline, its epoll descriptor); or None.
-
-    Under load an instant bot's answer is rarely there within ``QUICK_ANSWER_S``:
-    the bot waits for a core. Waiting through Trio's run loop then costs the
-    referee several times the CPU of the rest of the decision (a wait, the
-    epoll registration and its removal, and the loop's own steps), and on a
-    busy host the referee's CPU share is what bounds its decisions per second
-    (bench/README.md, issue 30). When no other task is runnable, one ``poll``
-    of the bot's pipe and of Trio's epoll descriptor, bounded by Trio's next
-    deadline (the watchdog's), waits for what the run loop would have waited for:
-    the answer, any other I/O or thread or signal wake-up (they all make the
-    epoll descriptor readable), or a deadline. Trio's run loop has no public
-    call for this, so its runner is read directly, and anything unusual
-    (another clock, instruments, guest mode, a test waiting for all tasks to
-    block, more than ``_IDLE_WAIT_TASKS`` tasks, a Trio without these
-    attributes) gets None: the usual wait.
-    """
-    runner = getattr(_RUN_CONTEXT, "runner", None)
-    try:
-        if (
-            runner is None
-            or runner.runq
-            or len(runner.tasks) > _IDLE_WAIT_TASKS
-            # A task scheduled in the batch the run loop is stepping through now is in
-            # no queue; it is marked by what it is to be resumed with (None once it runs).
-            or any(task._next_send_fn is not None for task in runner.tasks)
-            or runner.waiting_for_idle
-            or runner.instruments["_all"]  # the run loop's hooks would miss this wait
-            or runner.is_guest
-            or type(runner.clock) is not _SYSTEM_CLOCK
-        ):
-            return None
-        seconds: float = runner.deadlines.next_deadline() - runner.clock.current_time()
-        wake_fd: int = runner.io_manager._epoll.fileno()
-    except (AttributeError, KeyError, TypeError):  # a Trio whose runner differs: the usual wait
-        return None
-    # No deadline at all (not so in a match: the watchdog always has one): look again within a second.
-    return (min(seconds, 1.0), wake_fd) if seconds > 0 else None
-
-
-_IDLE_WAIT_TASKS = 64
-"""The most Trio tasks a referee may have for ``_idle_wait`` to look through them all (a few
-matches); one with more (a tournament's hundreds of games) waits through Trio's run loop, whose
-wait then collects many answers at once."""
-
-_RUN_CONTEXT: Any = getattr(getattr(trio._core, "_run", None), "GLOBAL_RUN_CONTEXT", None)
-_SYSTEM_CLOCK: Any = getattr(getattr(trio._core, "_run", None), "SystemClock", None)

@@ -1,5 +1,5 @@
-"""The wait in the kernel for an answer when nothing else can run (referee.match.intake._idle_wait,
-referee.pipe.LineReader.line_blocking): it returns what the usual wait would have, and never
+"""The wait in the kernel for an answer when nothing else can run (referee.pipe.LineReader.line_blocking;
+when it may be used: tests/referee/match/test_trio_peek.py): it returns what the usual wait would have, and never
 keeps another task or a deadline waiting."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import pytest
 import trio
 import trio.testing
 
-import referee.match.intake
 from protocol.codec import LineTooLong
 from referee.pipe import LineReader
 
@@ -101,38 +100,3 @@ def test_a_line_over_the_limit_is_still_an_error(pipe: tuple[LineReader, int], w
     os.write(write_fd, b"x" * 100 + b"\n")
     with pytest.raises(LineTooLong):
         reader.line_blocking(5.0, wake[0])
-
-
-async def test_with_nothing_else_to_run_the_referee_may_wait_up_to_the_next_deadline() -> None:
-    with trio.move_on_after(0.5):
-        idle = referee.match.intake._idle_wait()
-        await trio.lowlevel.checkpoint()
-    assert idle is not None
-    seconds, wake_fd = idle
-    assert 0.4 < seconds <= 0.5 and wake_fd >= 0  # up to the scope's deadline, Trio's next
-
-
-async def test_without_a_deadline_it_looks_again_within_a_second() -> None:
-    idle = referee.match.intake._idle_wait()
-    assert idle is not None and idle[0] == 1.0
-
-
-async def test_another_runnable_task_means_the_usual_wait() -> None:
-    seen: list[tuple[float, int] | None] = []
-
-    async def other() -> None:
-        await trio.lowlevel.checkpoint()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(other)  # runnable now, not yet run
-        seen.append(referee.match.intake._idle_wait())
-    assert seen == [None]
-
-
-def test_a_virtual_clock_means_the_usual_wait() -> None:
-    # pytest-trio's autojump clock moves only when every task waits in the run loop:
-    # a wait in the kernel would hold real time for virtual seconds.
-    async def look() -> tuple[float, int] | None:
-        return referee.match.intake._idle_wait()
-
-    assert trio.run(look, clock=trio.testing.MockClock(autojump_threshold=0)) is None
