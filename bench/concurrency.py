@@ -55,7 +55,7 @@ from referee.match import MatchRecord, MatchSpec, run_match
 from referee.play import prepare_bots
 from referee.process import open_bot
 from referee.replay import ActionRecord, read_replay
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tournaments.config.capacity import CapacityError, check_capacity
 from tournaments.config.tournament import parse_tournament
 from tournaments.lifecycle.plan import build_schedule
@@ -281,14 +281,14 @@ def main() -> None:
     parser.add_argument(
         "--clock",
         choices=["wall", "cpu"],
-        default=RefereeSettings().clock,
+        default=RefereeSettings().clock.mode,
         help="what a decision is charged (default: the referee's)",
     )
     parser.add_argument("--ponder", action="store_true", help="let bots run while they are not asked")
     args = parser.parse_args()
 
     n_cores = cores()
-    settings = RefereeSettings(sandbox=args.sandbox, clock=args.clock, ponder=args.ponder)
+    settings = RefereeSettings(clock=Clock(mode=args.clock, ponder=args.ponder), sandbox=args.sandbox)
     time_keys = {"clock": args.clock, "ponder": args.ponder}
     try:
         # The check the tournament command makes before anything runs.
@@ -296,8 +296,8 @@ def main() -> None:
     except CapacityError as error:
         raise SystemExit(f"concurrency bench: refused: {error}") from None
     print(
-        f"concurrency bench: {n_cores} cores, sandbox {settings.sandbox}, clock {settings.clock}"
-        f"{', ponder' if settings.ponder else ''}, margin {settings.margin_ms} ms, "
+        f"concurrency bench: {n_cores} cores, sandbox {settings.sandbox}, clock {settings.clock.mode}"
+        f"{', ponder' if settings.clock.ponder else ''}, margin {settings.clock.margin_ms} ms, "
         f"load average {load_average()}",
         flush=True,
     )
@@ -339,8 +339,8 @@ def main() -> None:
         folder = Path(tmp)
         baseline = clocks("alone", 1, 1, args.move_ms, folder, time_keys)
         loaded = clocks("loaded", games, concurrency, args.move_ms, folder, time_keys)
-    report_clocks(baseline, args.move_ms, settings.margin_ms)
-    report_clocks(loaded, args.move_ms, settings.margin_ms)
+    report_clocks(baseline, args.move_ms, settings.clock.margin_ms)
+    report_clocks(loaded, args.move_ms, settings.clock.margin_ms)
     if loaded["decisions"] < args.decisions:
         print(f"warning: only {loaded['decisions']} decisions under load, fewer than {args.decisions}")
     timeouts = scale["timeouts"] + baseline["timeouts"] + loaded["timeouts"]

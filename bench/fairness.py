@@ -77,7 +77,7 @@ from referee.bots import BotSpec, load_bot
 from referee.match import MatchRecord, MatchSpec
 from referee.play import play_match, prepare_bots
 from referee.replay import ActionRecord, read_replay
-from referee.settings import BotLimits, RefereeSettings
+from referee.settings import BotLimits, Clock, RefereeSettings
 
 PLAYERS = 3
 ROUND_LIMIT = "6"
@@ -354,7 +354,7 @@ def autogroup() -> str:
 
 def clock_words(settings: RefereeSettings) -> str:
     """Which clock and freezing policy ran."""
-    return f"clock {settings.clock}, ponder {settings.ponder}"
+    return f"clock {settings.clock.mode}, ponder {settings.clock.ponder}"
 
 
 def main() -> None:
@@ -394,18 +394,22 @@ def main() -> None:
     parser.add_argument(
         "--clock",
         choices=["wall", "cpu"],
-        default=RefereeSettings().clock,
+        default=RefereeSettings().clock.mode,
         help="what a decision is charged (default: the referee's)",
     )
     parser.add_argument("--ponder", action="store_true", help="let bots run while they are not asked")
     args = parser.parse_args()
 
-    spin_settings = RefereeSettings(time=SPIN_TIME, sandbox=args.level, clock=args.clock, ponder=args.ponder)
-    load_settings = RefereeSettings(time=LOAD_TIME, sandbox=args.level, clock=args.clock, ponder=args.ponder)
+    spin_settings = RefereeSettings(
+        clock=Clock(time=SPIN_TIME, mode=args.clock, ponder=args.ponder), sandbox=args.level
+    )
+    load_settings = RefereeSettings(
+        clock=Clock(time=LOAD_TIME, mode=args.clock, ponder=args.ponder), sandbox=args.level
+    )
     began = time.perf_counter()
     print(
         f"fairness bench: {os.cpu_count()} cores, sandbox {args.level}, {clock_words(spin_settings)}, "
-        f"margin {spin_settings.margin_ms} ms, {args.games} deals per scenario, honest bots think "
+        f"margin {spin_settings.clock.margin_ms} ms, {args.games} deals per scenario, honest bots think "
         f"{args.think_ms} ms of CPU per decision, load average {load_average()}",
         flush=True,
     )

@@ -262,7 +262,7 @@ class BotProcess(ChannelBase):
         # gives a freezer, else SIGSTOP to every process of its PID namespace (sigfreeze).
         group = launch.cgroup if launch is not None else None
         self.freezer: BotCgroup | SignalFreezer | None = None
-        if group is not None and group.can_freeze and not settings.ponder:
+        if group is not None and group.can_freeze and not settings.clock.ponder:
             self.freezer = group
         elif launch is not None and launch.freeze_by_signal:
             self.freezer = SignalFreezer(process.pid)

@@ -9,7 +9,16 @@ import msgspec
 
 from protocol.messages import DEFAULT_MAX_LINE, IllegalActionPolicy, TimeControl
 
-__all__ = ["DEFAULT_MARGIN_MS", "DEFAULT_SETTINGS", "BotLimits", "RefereeSettings", "ReplayLimits", "SandboxLevel"]
+__all__ = [
+    "DEFAULT_MARGIN_MS",
+    "DEFAULT_SETTINGS",
+    "BotLimits",
+    "Clock",
+    "ClockMode",
+    "RefereeSettings",
+    "ReplayLimits",
+    "SandboxLevel",
+]
 
 SandboxLevel = Literal["none", "standard", "strict"]
 """How much a bot is contained; see docs/sandbox.md."""
@@ -70,13 +79,39 @@ class ReplayLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 DEFAULT_MARGIN_MS = 50
 """The harness's allowance on every deadline unless a tournament or ``--margin-ms`` sets another."""
 
+ClockMode = Literal["wall", "cpu"]
+"""What a decision is charged: see ``Clock.mode``."""
+
+
+class Clock(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat's clock, whole: the limits the bots are told, what a decision is charged, and the
+    referee's own allowances. One value from the command line or the tournament file to the match
+    (``tournaments.config.sections.TimeSection`` declares what a host may set of it)."""
+
+    time: TimeControl = TimeControl()
+    """The limits every bot is told in its start message: startup, per decision, the bank."""
+    mode: ClockMode = "cpu"
+    """What a decision is charged: the CPU time the bot's whole tree used from the request's write to
+    the answer's read ("cpu", where the host gives each bot a control group with CPU accounting; a
+    seat without one is charged wall time), or the referee's wall clock meanwhile ("wall")."""
+    backstop: float = 5.0
+    """Under the cpu clock, a decision also ends when its wall time reaches this many times its
+    budget: the bound for a bot that sleeps or blocks, which uses no CPU."""
+    margin_ms: int = DEFAULT_MARGIN_MS
+    """Added to every deadline, for the harness's own scheduling noise (bots are not told)."""
+    game_wall_ms: int = 0
+    """A limit on one whole game in milliseconds (0: none beyond the per-decision clocks)."""
+    ponder: bool = False
+    """Whether bots may run while they are not asked (think on the others' time). By default a
+    bot's whole tree is frozen from its answer until it is next written to, where the host
+    gives a cgroup freezer; with ponder, each bot's CPU is still bounded to one core."""
+
 
 class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How one match is refereed."""
 
-    time: TimeControl = TimeControl()
-    margin_ms: int = DEFAULT_MARGIN_MS
-    """Added to every deadline, for the harness's own scheduling noise."""
+    clock: Clock = Clock()
+    """Every seat's clock: its limits, what a decision is charged, the harness's allowances."""
     max_line_bytes: int = DEFAULT_MAX_LINE
     """The longest line a bot may send; a longer one is a protocol error."""
     stderr_bytes: int = 64 * 1024
@@ -89,8 +124,6 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """What an illegal action costs: the game, or only this turn."""
     grace_ms: int = 500
     """How long a bot gets to exit after its input closes, and again after SIGTERM."""
-    game_wall_ms: int = 0
-    """A limit on one whole game in milliseconds (0: none beyond the per-decision clocks)."""
     stderr_flood_bytes: int = 16 << 20
     """What a bot may write to stderr in one game; more is a flood, a protocol error (0: no limit)."""
     sandbox: SandboxLevel = "standard"
@@ -99,17 +132,6 @@ class RefereeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Resource limits per bot process at the standard and strict levels."""
     bot_uid_base: int = 0x70000000
     """When the referee is root, each bot runs as its own uid counted from here (0: keep root's uid)."""
-    clock: Literal["wall", "cpu"] = "cpu"
-    """What a decision is charged: the CPU time the bot's whole tree used from the request's write to
-    the answer's read ("cpu", where the host gives each bot a control group with CPU accounting; a
-    seat without one is charged wall time), or the referee's wall clock meanwhile ("wall")."""
-    clock_backstop: float = 5.0
-    """Under the cpu clock, a decision also ends when its wall time reaches this many times its
-    budget: the bound for a bot that sleeps or blocks, which uses no CPU."""
-    ponder: bool = False
-    """Whether bots may run while they are not asked (think on the others' time). By default a
-    bot's whole tree is frozen from its answer until it is next written to, where the host
-    gives a cgroup freezer; with ponder, each bot's CPU is still bounded to one core."""
     runtimes: tuple[str, ...] = ()
     """Folders of the host every bot and build sees read-only at the standard and strict levels (a toolchain)."""
 

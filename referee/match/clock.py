@@ -54,8 +54,8 @@ class MatchClock:
     def __init__(self, settings: RefereeSettings, now: Callable[[], float]) -> None:
         self.settings = settings
         self.now = now
-        self.cpu_clock = settings.clock == "cpu"
-        self.backstop_factor = settings.clock_backstop
+        self.cpu_clock = settings.clock.mode == "cpu"
+        self.backstop_factor = settings.clock.backstop
         self.wall_deadline = math.inf  # the game's wall limit (game_wall_ms), once it has begun
         self.open: OpenRequest | None = None  # the request being waited on
         self.decider: trio.lowlevel.Task | None = None  # the decision loop's task, once the decisions begin
@@ -64,15 +64,15 @@ class MatchClock:
         self.alarm_at = math.inf  # that deadline: a scope's deadline is a property, this a plain read
         self.slot = OpenRequest()  # self.open, refilled for each request
         # The shortest budget a request can have: no request opened from now on ends sooner.
-        self.min_budget_s = max(0.001, (settings.time.move_ms + settings.margin_ms) / 1000)
-        self.allowance_s = settings.time.move_ms / 1000
-        self.startup_s = (settings.time.startup_ms + settings.margin_ms) / 1000
-        self.margin_s = settings.margin_ms / 1000
+        self.min_budget_s = max(0.001, (settings.clock.time.move_ms + settings.clock.margin_ms) / 1000)
+        self.allowance_s = settings.clock.time.move_ms / 1000
+        self.startup_s = (settings.clock.time.startup_ms + settings.clock.margin_ms) / 1000
+        self.margin_s = settings.clock.margin_ms / 1000
 
     def begin(self, began: float) -> None:
         """The game began at ``began``: its wall limit, if the host set one, runs from now."""
-        if self.settings.game_wall_ms > 0:
-            self.wall_deadline = began + self.settings.game_wall_ms / 1000
+        if self.settings.clock.game_wall_ms > 0:
+            self.wall_deadline = began + self.settings.clock.game_wall_ms / 1000
 
     # --- a decision ----------------------------------------------------------------
 
@@ -188,13 +188,13 @@ class MatchClock:
         """The timeout of an expired request, saying which limit ran out; ``bank_s``: the seat's bank."""
         settings = self.settings
         if open_.deadline == self.wall_deadline:
-            return BotTimedOut(f"the game's wall limit of {settings.game_wall_ms / 1000:g} s ran out")
-        allowance = f"({settings.time.move_ms} ms + {bank_s * 1000:.0f} ms bank)"
+            return BotTimedOut(f"the game's wall limit of {settings.clock.game_wall_ms / 1000:g} s ran out")
+        allowance = f"({settings.clock.time.move_ms} ms + {bank_s * 1000:.0f} ms bank)"
         if open_.meter is not None and open_.deadline >= open_.backstop:
             return BotTimedOut(
-                f"no answer to request {open_.request} within {open_.budget * settings.clock_backstop * 1000:.0f} "
+                f"no answer to request {open_.request} within {open_.budget * settings.clock.backstop * 1000:.0f} "
                 f"ms of wall time, the cpu clock's bound for a bot that sleeps or blocks "
-                f"({settings.clock_backstop:g} x its {open_.budget * 1000:.0f} ms)"
+                f"({settings.clock.backstop:g} x its {open_.budget * 1000:.0f} ms)"
             )
         if open_.meter is not None:
             return BotTimedOut(
@@ -232,13 +232,13 @@ class MatchClock:
 
     def startup_timeout(self, on: str = "") -> BotTimedOut:
         """The seat said no ``ready`` in time; ``on``: "cpu" or "backstop" when the cpu clock ended it."""
-        limit = self.settings.time.startup_ms
+        limit = self.settings.clock.time.startup_ms
         if on == "cpu":
             return BotTimedOut(f"no ready line within the startup limit of {limit} ms of CPU time")
         if on == "backstop":
             return BotTimedOut(
-                f"no ready line within {limit * self.settings.clock_backstop:.0f} ms of wall time "
-                f"({self.settings.clock_backstop:g} x the startup limit of {limit} ms), "
+                f"no ready line within {limit * self.settings.clock.backstop:.0f} ms of wall time "
+                f"({self.settings.clock.backstop:g} x the startup limit of {limit} ms), "
                 "the cpu clock's bound for a bot that sleeps or blocks"
             )
         return BotTimedOut(f"no ready line within the startup limit of {limit} ms")

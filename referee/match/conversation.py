@@ -91,7 +91,7 @@ class _Match:
         self.clock = MatchClock(settings, self.now)
         self.fair = FairSlice(self.now)
         self.channels = [adopt(bot) for bot in bots]
-        bank_s = settings.time.bank_ms / 1000
+        bank_s = settings.clock.time.bank_ms / 1000
         max_logs = settings.max_messages_per_decision
         self.seats = [
             SeatIntake(i, bot, bank_s, self.record, max_logs, self.now) for i, bot in enumerate(self.channels)
@@ -102,7 +102,7 @@ class _Match:
         self.terminations: list[Termination] = []
         self.request_id = 0
         self.match_id = spec.match or spec.game  # sent to bots: never the seed
-        self.move_ms = settings.time.move_ms
+        self.move_ms = settings.clock.time.move_ms
 
     def write_header(self, commands: Sequence[list[str]]) -> None:
         self.record.begin(
@@ -114,10 +114,10 @@ class _Match:
                 config=encode_raw(self.config),
                 seats=[SeatInfo(name=name, command=list(cmd)) for name, cmd in zip(self.names, commands, strict=True)],
                 seed=self.spec.seed,
-                time=self.settings.time,
+                time=self.settings.clock.time,
                 illegal_action=self.settings.illegal_action,
                 started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                clock=self.settings.clock,
+                clock=self.settings.clock.mode,
             )
         )
 
@@ -180,7 +180,7 @@ class _Match:
             names=self.names,
             variants=self.variants,
             config=self.config,
-            time=self.settings.time,
+            time=self.settings.clock.time,
         )
         return encode_message(start)
 

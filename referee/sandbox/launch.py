@@ -320,7 +320,7 @@ def prepare(spec: BotSpec, settings: RefereeSettings, purpose: Purpose = "bot") 
         launch.fifo = None if build else fifos.make_fifo(uid)
         launch.cgroup = _tree_group(purpose, settings.limits)
         has_freezer = launch.cgroup is not None and launch.cgroup.can_freeze
-        launch.freeze_by_signal = not build and not settings.ponder and not has_freezer
+        launch.freeze_by_signal = not build and not settings.clock.ponder and not has_freezer
         launch.seccomp_fd = _seccomp_fd(level, freeze_by_signal=launch.freeze_by_signal)
         launch.fixed_proc = fixed_proc_fds(settings.limits.memory_mb << 20)
         launch.argv = launcher_argv(

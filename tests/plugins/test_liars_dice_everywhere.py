@@ -28,7 +28,7 @@ from referee.games import get_rules
 from referee.games.base import SeededChance
 from referee.games.testing import check_game
 from referee.match import MatchSpec, run_match
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.conftest import ROOT, SAMPLE_BOTS
 from tests.tournaments.hosting.checkbot.bot_checks import failing, run_check
 from tests.tournaments.hosting.viewer.plugin_game import GAME, register
@@ -67,7 +67,7 @@ def test_a_person_plays_it_at_the_human_seat(liars: Path) -> None:
     entries = iter(["x", "1"] + ["1"] * 200)
     seat = HumanSeat("you", Console(file=out, width=200, color_system=None), read=lambda prompt: next(entries))
     spec = MatchSpec(game=GAME, seed=5, variants={}, match="liars-human")
-    settings = RefereeSettings(time=TimeControl(startup_ms=1000, move_ms=1000, bank_ms=0))
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=1000, move_ms=1000, bank_ms=0)))
     record = trio.run(run_match, spec, [seat, RandomSeat("a"), RandomSeat("b")], settings)
     assert record.result.terminations == []
     shown = out.getvalue()

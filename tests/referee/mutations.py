@@ -18,7 +18,7 @@ import trio
 
 from protocol.messages import TimeControl
 from referee.match import MatchSpec, run_match
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.referee.fakes import PipeBot, passer, pipe_passing
 
 # Real lines bots send (from the sample bots and PROTOCOL.md), answering request 2.
@@ -36,7 +36,9 @@ CORPUS: list[bytes] = [
     b'{"type":"ready","name":"mybot"}',
 ]
 
-SETTINGS = RefereeSettings(time=TimeControl(startup_ms=2000, move_ms=100, bank_ms=0), margin_ms=20, grace_ms=50)
+SETTINGS = RefereeSettings(
+    clock=Clock(time=TimeControl(startup_ms=2000, move_ms=100, bank_ms=0), margin_ms=20), grace_ms=50
+)
 SPEC = MatchSpec(game="vendetta", seed=11, variants={"round_limit": "1"})
 ALLOWED = ("valid action", "protocol", "illegal", "timeout")
 """Outcomes the referee may give: the action was valid, or the seat's named termination

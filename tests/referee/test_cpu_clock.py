@@ -23,7 +23,7 @@ from referee.play import play_match
 from referee.replay import ActionRecord, Header, read_replay
 from referee.sandbox import require_level
 from referee.sandbox.cgroup_host import cgroup_support
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 
 pytestmark = pytest.mark.slow
 
@@ -89,16 +89,12 @@ def timed(
     return BotSpec(name=spec.name, command=[*spec.command, *numbers], cwd=spec.cwd)
 
 
-def cpu_clock(move_ms: int, bank_ms: int = 0, startup_ms: int = 10_000, **more: object) -> RefereeSettings:
+def cpu_clock(move_ms: int, bank_ms: int = 0, startup_ms: int = 10_000, backstop: float = 5.0) -> RefereeSettings:
     support = cgroup_support()
     if not support.cpu_usage:
         pytest.skip(f"no cgroup CPU accounting on this host: {support.missing()}")
-    return RefereeSettings(
-        sandbox=require_level("standard"),
-        clock="cpu",
-        time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
-        **more,  # type: ignore[arg-type]
-    )
+    time = TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms)
+    return RefereeSettings(clock=Clock(mode="cpu", time=time, backstop=backstop), sandbox=require_level("standard"))
 
 
 async def test_a_bot_that_waits_without_computing_is_charged_almost_nothing(timed_bot: Path, tmp_path: Path) -> None:
@@ -120,7 +116,9 @@ async def test_a_bot_that_waits_without_computing_is_charged_almost_nothing(time
     wall = await play_match(
         MatchSpec(game="vendetta", seed=5),
         [quick, long_sleeper, quick],
-        RefereeSettings(sandbox="standard", clock="wall", time=TimeControl(startup_ms=10_000, move_ms=1000, bank_ms=0)),
+        RefereeSettings(
+            clock=Clock(mode="wall", time=TimeControl(startup_ms=10_000, move_ms=1000, bank_ms=0)), sandbox="standard"
+        ),
     )
     assert [(t.seat, t.kind) for t in wall.result.terminations] == [(1, "timeout")]
 
@@ -130,7 +128,7 @@ async def test_a_bot_that_computes_past_its_budget_times_out_on_cpu(timed_bot: P
     quick = timed(timed_bot)
     # A wall-time backstop of 5 s: beside busy loops the burner may need several times its 100 ms
     # of wall time to compute 100 ms, and must still be stopped by the CPU it used, not the backstop.
-    settings = cpu_clock(move_ms=100, clock_backstop=50.0)
+    settings = cpu_clock(move_ms=100, backstop=50.0)
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], settings)
     (termination,) = record.result.terminations
     assert termination.seat == 1 and termination.kind == "timeout"
@@ -140,7 +138,7 @@ async def test_a_bot_that_computes_past_its_budget_times_out_on_cpu(timed_bot: P
 async def test_a_bot_that_sleeps_past_the_backstop_times_out_on_wall_time(timed_bot: Path) -> None:
     sleeper = timed(timed_bot, sleep=5.0, at=1)
     quick = timed(timed_bot)
-    settings = cpu_clock(move_ms=100, clock_backstop=3.0)
+    settings = cpu_clock(move_ms=100, backstop=3.0)
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, sleeper, quick], settings)
     (termination,) = record.result.terminations
     assert termination.seat == 1 and termination.kind == "timeout"
@@ -172,7 +170,7 @@ async def test_a_start_up_that_waits_without_computing_is_not_charged_on_the_cpu
     settings = cpu_clock(move_ms=100, startup_ms=500)
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, slow_start, quick], settings)
     assert record.result.terminations == []
-    wall = msgspec.structs.replace(settings, clock="wall")
+    wall = msgspec.structs.replace(settings, clock=msgspec.structs.replace(settings.clock, mode="wall"))
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, slow_start, quick], wall)
     timed_out = {t.seat: (t.kind, t.reason) for t in record.result.terminations}
     assert timed_out[1] == ("timeout", "no ready line within the startup limit of 500 ms")
@@ -186,7 +184,7 @@ async def test_a_start_up_that_computes_past_the_limit_times_out_on_cpu(timed_bo
     quick = timed(timed_bot)
     # A far backstop: on a loaded machine the burner may get a tenth of a core, and what is
     # checked here is the CPU limit, not the wall-time bound (tested above).
-    settings = cpu_clock(move_ms=100, startup_ms=500, clock_backstop=60.0)
+    settings = cpu_clock(move_ms=100, startup_ms=500, backstop=60.0)
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], settings)
     (termination,) = record.result.terminations
     assert (termination.seat, termination.kind) == (1, "timeout")
@@ -196,7 +194,7 @@ async def test_a_start_up_that_computes_past_the_limit_times_out_on_cpu(timed_bo
 async def test_a_start_up_that_sleeps_past_the_backstop_times_out_on_wall_time(timed_bot: Path) -> None:
     sleeper = timed(timed_bot, start_sleep=5.0)
     quick = timed(timed_bot)
-    settings = cpu_clock(move_ms=100, startup_ms=500, clock_backstop=2.0)
+    settings = cpu_clock(move_ms=100, startup_ms=500, backstop=2.0)
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, sleeper, quick], settings)
     (termination,) = record.result.terminations
     assert (termination.seat, termination.kind) == (1, "timeout")
@@ -237,7 +235,7 @@ async def test_a_start_up_whose_child_computes_past_the_limit_times_out_on_the_t
     spec = load_bot(str(timed_bot))
     burner = BotSpec(name="child-burns", command=[spec.command[0], "child.py"], cwd=spec.cwd)
     quick = timed(timed_bot)
-    settings = cpu_clock(move_ms=100, startup_ms=500, clock_backstop=60.0)  # far, as above
+    settings = cpu_clock(move_ms=100, startup_ms=500, backstop=60.0)  # far, as above
     record = await play_match(MatchSpec(game="vendetta", seed=5), [quick, burner, quick], settings)
     (termination,) = record.result.terminations
     assert (termination.seat, termination.kind) == (1, "timeout")

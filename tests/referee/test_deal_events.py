@@ -22,11 +22,11 @@ from referee.channel import InProcessSeat
 from referee.games.base import SeededChance
 from referee.match import MatchSpec, run_match
 from referee.replay import read_replay, verify_replay
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.referee.games.sealed_bids import RULES, PrizeShown, register
 from tournaments.hosting.viewer.build import build_viewer_data
 
-SETTINGS = RefereeSettings(time=TimeControl(startup_ms=5000, move_ms=5000, bank_ms=0))
+SETTINGS = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=5000, move_ms=5000, bank_ms=0)))
 
 
 class Listener(InProcessSeat):

@@ -33,7 +33,7 @@ from referee.replay import read_replay, verify_replay
 from referee.sandbox import host_support, require_level
 from referee.sandbox.cgroup_host import cgroup_support
 from referee.sandbox.strays import descendants
-from referee.settings import BotLimits, RefereeSettings
+from referee.settings import BotLimits, Clock, RefereeSettings
 from tests.conftest import TEST_BOTS, processes_in, wait_until_gone
 from tests.referee.sandbox.test_containment import report
 
@@ -82,37 +82,43 @@ CASES = [
         "mute_handshake",
         "timeout",
         "no ready line within the startup limit of 1000 ms",
-        settings={"time": TimeControl(startup_ms=1000), "clock": "wall"},
+        settings={"clock": Clock(time=TimeControl(startup_ms=1000), mode="wall")},
     ),
     # On the cpu clock (the default) a bot that never says ready uses no CPU: the wall-time backstop ends it.
     Case(
         "mute_handshake",
         "timeout",
         "no ready line within 2000 ms of wall time (2 x the startup limit of 1000 ms)",
-        settings={"time": TimeControl(startup_ms=1000), "clock_backstop": 2.0},
+        settings={"clock": Clock(time=TimeControl(startup_ms=1000), backstop=2.0)},
     ),
     # Request ids count across seats: seat 1's requests are 2, 5, 8, ...
     # Sleeping costs nothing on the cpu clock (the default): on the wall clock the bank runs out;
     # on the cpu clock a long enough sleep meets the wall-time backstop.
-    Case("sleep_once", "timeout", "no answer to request 5 within", settings={"clock": "wall"}),
-    Case("slow_bank", "timeout", "ms bank)", settings={"clock": "wall"}),
+    Case("sleep_once", "timeout", "no answer to request 5 within", settings={"clock": Clock(time=CLOCK, mode="wall")}),
+    Case("slow_bank", "timeout", "ms bank)", settings={"clock": Clock(time=CLOCK, mode="wall")}),
     # Computing past the clock is charged on the cpu clock too. The wall-time backstop is roomy:
     # beside busy loops the bot needs several times its budget of wall time to compute it.
-    Case("slow_thinker", "timeout", "ms bank)", settings={"clock_backstop": 50.0}),
+    Case("slow_thinker", "timeout", "ms bank)", settings={"clock": Clock(time=CLOCK, backstop=50.0)}),
     Case("sleep_once", "timeout", "ms of wall time, the cpu clock's bound for a bot that sleeps or blocks"),
     # The CPU limit (1 s) comes long before the clock (10 s): the kernel stops the bot.
     Case(
         "cpu_loop",
         "crash",
         "killed by SIGXCPU",
-        settings={"limits": BotLimits(cpu_s=1), "time": TimeControl(startup_ms=5000, move_ms=10_000, bank_ms=0)},
+        settings={
+            "limits": BotLimits(cpu_s=1),
+            "clock": Clock(time=TimeControl(startup_ms=5000, move_ms=10_000, bank_ms=0)),
+        },
     ),
     # The clock is generous: the case is about memory, and a loaded machine must not turn it into a timeout.
     Case(
         "memory_hog",
         "crash",
         "MemoryError",
-        settings={"limits": BotLimits(memory_mb=256), "time": TimeControl(startup_ms=5000, move_ms=10_000, bank_ms=0)},
+        settings={
+            "limits": BotLimits(memory_mb=256),
+            "clock": Clock(time=TimeControl(startup_ms=5000, move_ms=10_000, bank_ms=0)),
+        },
     ),
     # A shell bot: /bin/sh is open to every uid, so it runs as a uid of its own,
     # which RLIMIT_NPROC needs (root is exempt from it).
@@ -242,7 +248,12 @@ async def test_a_hostile_bot_is_contained(case: Case, tmp_path: Path, arena: Pat
         listener = socket.create_server(("127.0.0.1", 0))
         listener.setblocking(False)
         hostile = with_args(hostile, str(listener.getsockname()[1]))
-    options = {"time": CLOCK, "grace_ms": 200, "sandbox": require_level(case.level), **(case.settings or {})}
+    options = {
+        "clock": Clock(time=CLOCK),
+        "grace_ms": 200,
+        "sandbox": require_level(case.level),
+        **(case.settings or {}),
+    }
     settings = RefereeSettings(**options)
     try:
         record, growth = await play_zoo_match(hostile, settings, tmp_path, arena)
@@ -275,7 +286,7 @@ async def test_a_hostile_bot_is_contained(case: Case, tmp_path: Path, arena: Pat
 async def test_a_grandchild_that_escaped_with_setsid_is_alive_during_the_game(tmp_path: Path, arena: Path) -> None:
     """The setsid case above proves something only if the grandchild really runs meanwhile."""
     folder = copy_bot(arena, "setsid_grandchild")
-    settings = RefereeSettings(time=CLOCK, grace_ms=200)
+    settings = RefereeSettings(clock=Clock(time=CLOCK), grace_ms=200)
     seen: list[int] = []
 
     async def watch() -> None:
@@ -305,9 +316,9 @@ async def test_memory_the_per_process_limit_misses_is_bounded_for_the_whole_tree
         pytest.skip(f"no cgroup memory bound on this host: {support.missing()}")
     folder = copy_bot(arena, bot)
     settings = RefereeSettings(
+        clock=Clock(time=TimeControl(startup_ms=10_000, move_ms=20_000, bank_ms=0)),
         sandbox=require_level(level),
         limits=BotLimits(memory_mb=256),
-        time=TimeControl(startup_ms=10_000, move_ms=20_000, bank_ms=0),
     )
     record, _ = await play_zoo_match(load_bot(str(folder)), settings, tmp_path, arena)
     assert_others_played_a_valid_game(record, tmp_path)
@@ -388,7 +399,7 @@ async def test_a_seat_that_is_not_asked_does_not_run(level: str, spinners: str, 
     (thinker / "bot.toml").write_text('name = "thinker"\ncommand = "python3 bot.py"\n')
     for path in (thinker, thinker / "bot.py", thinker / "bot.toml"):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    settings = RefereeSettings(sandbox=require_level(level), time=TimeControl(startup_ms=10_000))
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=10_000)), sandbox=require_level(level))
     spinner = with_args(load_bot(str(copy_bot(arena, "idle_spinner"))), *(["threads"] if spinners == "threads" else []))
     async with (
         open_bot(load_bot(str(thinker)), settings) as first,
@@ -483,7 +494,9 @@ async def spin_without_control_groups(
     (thinker / "bot.toml").write_text('name = "thinker"\ncommand = "python3 bot.py"\n')
     for path in (thinker, thinker / "bot.py", thinker / "bot.toml"):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    settings = RefereeSettings(sandbox=require_level("standard"), time=TimeControl(startup_ms=10_000), ponder=ponder)
+    settings = RefereeSettings(
+        clock=Clock(time=TimeControl(startup_ms=10_000), ponder=ponder), sandbox=require_level("standard")
+    )
     spinner = with_args(load_bot(str(copy_bot(arena, bot))), *args)
     async with (
         open_bot(load_bot(str(thinker)), settings) as first,

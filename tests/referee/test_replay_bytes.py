@@ -46,7 +46,7 @@ from referee.replay import (
 )
 from referee.replay_budget import ACTION_AS_SENT_BYTES, SEATS_SHARE, ReplayBudget, describe_cut, seat_game_bytes
 from referee.sandbox import require_level
-from referee.settings import RefereeSettings, ReplayLimits
+from referee.settings import Clock, RefereeSettings, ReplayLimits
 from tests.conftest import TEST_BOTS, wait_until_gone
 from tests.referee.fakes import PASS, Response, ScriptedBot, action, line, passer, passing, ready
 from tournaments.cli import app
@@ -300,9 +300,9 @@ async def test_two_replay_stuffers_at_a_full_vendetta_table_leave_a_bounded_repl
     if mode == "illegal":
         stuffer = msgspec.structs.replace(stuffer, command=[*stuffer.command, "illegal"])
     settings = RefereeSettings(
+        clock=Clock(time=TimeControl(startup_ms=10_000, move_ms=5_000, bank_ms=10_000)),
         sandbox=require_level("standard"),
         illegal_action="pass",
-        time=TimeControl(startup_ms=10_000, move_ms=5_000, bank_ms=10_000),
     )
     replay = tmp_path / "game.jsonl"
     record = await play_match(

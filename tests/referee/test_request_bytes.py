@@ -74,8 +74,8 @@ def expected_requests(seed: int, players: int, settings: RefereeSettings) -> dic
             events=state.events_for(seat, events[seen[seat] :]),
             options=decision.options,
             constraints=decision.constraints,
-            time_ms=settings.time.move_ms,
-            bank_ms=settings.time.bank_ms,
+            time_ms=settings.clock.time.move_ms,
+            bank_ms=settings.clock.time.bank_ms,
         )
         seen[seat] = len(events)
         lines[seat].append(encode_message(request))
@@ -95,7 +95,7 @@ async def test_every_request_a_bot_reads_is_the_plain_encoding_of_its_full_view(
         bots = [await stack.enter_async_context(open_bot(spec, settings)) for spec in specs]
         record = await run_match(MatchSpec(game="vendetta", seed=SEED, match="bytes"), bots, settings)
     assert record.result.terminations == []
-    assert all(timing.bank_left_ms == settings.time.bank_ms for timing in record.timings)  # so bank_ms is known
+    assert all(timing.bank_left_ms == settings.clock.time.bank_ms for timing in record.timings)  # so bank_ms is known
 
     expected = expected_requests(SEED, 4, settings)
     for seat in range(4):

@@ -74,13 +74,13 @@ def test_a_bad_variant_and_a_table_too_big_for_the_game_are_reported(tmp_path: P
 def test_the_harness_margin_and_the_game_wall_limit_come_from_the_time_table(tmp_path: Path) -> None:
     head = '[tournament]\ngame = "vendetta"\ntable_size = 3\n[tournament.time]\nmove_ms = 200\n'
     default = load_tournament(write_toml(tmp_path, head))
-    assert settings_for(default).margin_ms == DEFAULT_MARGIN_MS and settings_for(default).game_wall_ms == 0
+    assert settings_for(default).clock.margin_ms == DEFAULT_MARGIN_MS and settings_for(default).clock.game_wall_ms == 0
     explicit = load_tournament(write_toml(tmp_path, head + f"margin_ms = {DEFAULT_MARGIN_MS}\ngame_wall_ms = 0\n"))
     assert explicit.fingerprint() == default.fingerprint()  # a store begun before these keys still resumes
     tuned = load_tournament(write_toml(tmp_path, head + "margin_ms = 20\ngame_wall_ms = 30000\n"))
     settings = settings_for(tuned)
-    assert settings.margin_ms == 20 and settings.game_wall_ms == 30_000
-    assert settings.time.move_ms == 200  # the bots' time control is unchanged
+    assert settings.clock.margin_ms == 20 and settings.clock.game_wall_ms == 30_000
+    assert settings.clock.time.move_ms == 200  # the bots' time control is unchanged
     assert tuned.fingerprint() != default.fingerprint()  # they change how games end: no silent resume
     with pytest.raises(ConfigProblems) as caught:
         load_tournament(write_toml(tmp_path, head + "margin_ms = -1\ngame_wall_ms = 1.5\n"))

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from protocol.messages import IllegalActionPolicy, TimeControl
-from referee.settings import DEFAULT_SETTINGS, BotLimits, RefereeSettings, ReplayLimits, SandboxLevel
+from referee.settings import DEFAULT_SETTINGS, BotLimits, Clock, ClockMode, RefereeSettings, ReplayLimits, SandboxLevel
 from tournaments.config.ranges import MAX_CONCURRENCY, MAX_MS, MAX_WORKERS, MIN_STARTUP_MS
 
 __all__ = [
@@ -58,7 +58,7 @@ class TimeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         ),
     ] = _CLOCK.startup_ms
     margin_ms: Annotated[int, _ms("added to every deadline for the harness's own delays, ms (bots are not told)")] = (
-        DEFAULT_SETTINGS.margin_ms
+        DEFAULT_SETTINGS.clock.margin_ms
     )
     game_wall_ms: Annotated[
         int,
@@ -69,20 +69,30 @@ class TimeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         ),
     ] = 0
     clock: Annotated[
-        Literal["wall", "cpu"],
+        ClockMode,
         msgspec.Meta(
             description="what a decision is charged: cpu (the CPU the bot's whole tree used; a busy host does "
             "not make bots lose on time) or wall (the referee's wall clock); PROTOCOL.md"
         ),
-    ] = DEFAULT_SETTINGS.clock
+    ] = DEFAULT_SETTINGS.clock.mode
     ponder: Annotated[
         bool,
         msgspec.Meta(description="let bots run while they are not asked (by default they are frozen); docs/sandbox.md"),
-    ] = DEFAULT_SETTINGS.ponder
+    ] = DEFAULT_SETTINGS.clock.ponder
 
     def control(self) -> TimeControl:
         """The clock the bots are told about (the margin and the game's wall limit are the referee's own)."""
         return TimeControl(startup_ms=self.startup_ms, move_ms=self.move_ms, bank_ms=self.bank_ms)
+
+    def referee_clock(self) -> Clock:
+        """The seats' clock as the referee runs it: the one value that goes whole to every match."""
+        return Clock(
+            time=self.control(),
+            mode=self.clock,
+            margin_ms=self.margin_ms,
+            game_wall_ms=self.game_wall_ms,
+            ponder=self.ponder,
+        )
 
 
 class SandboxSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -199,14 +209,10 @@ def referee_settings(
 ) -> RefereeSettings:
     """How one match is refereed under these sections: the one place the user's settings become the referee's."""
     return RefereeSettings(
-        time=time.control(),
+        clock=time.referee_clock(),
         illegal_action=illegal_action,
         sandbox=sandbox.level,
         limits=sandbox.limits,
         replay=sandbox.replay,
         runtimes=sandbox.runtimes,
-        margin_ms=time.margin_ms,
-        game_wall_ms=time.game_wall_ms,
-        clock=time.clock,
-        ponder=time.ponder,
     )

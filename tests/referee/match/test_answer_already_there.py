@@ -22,7 +22,7 @@ from protocol.messages import TimeControl
 from referee.match import MatchRecord, MatchSpec, run_match
 from referee.pipe import LineReader
 from referee.replay import LogRecord, read_replay, verify_replay
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.referee.fakes import PASS, PipeBot, pipe_passing
 
 SPEC = MatchSpec(game="vendetta", seed=11)
@@ -380,7 +380,7 @@ async def test_a_ready_line_in_the_pipe_in_time_counts_though_the_referee_read_i
     async with trio.open_nursery() as nursery:
         late = _NotScheduledAtFirst(at_start([READY]), nursery, name="late")
         bots = [late, PipeBot(pipe_passing, nursery, name="a"), PipeBot(pipe_passing, nursery, name="b")]
-        settings = RefereeSettings(time=TimeControl(startup_ms=500, move_ms=10_000), clock="wall")
+        settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=500, move_ms=10_000), mode="wall"))
         try:
             record = await run_match(SPEC, bots, settings)
         finally:
@@ -395,7 +395,7 @@ async def test_half_a_ready_line_in_the_pipe_at_the_deadline_is_still_a_timeout(
     async with trio.open_nursery() as nursery:
         half = _NotScheduledAtFirst(at_start([READY[:10]]), nursery, name="half")
         bots = [half, PipeBot(pipe_passing, nursery, name="a"), PipeBot(pipe_passing, nursery, name="b")]
-        settings = RefereeSettings(time=TimeControl(startup_ms=500, move_ms=10_000), clock="wall")
+        settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=500, move_ms=10_000), mode="wall"))
         try:
             record = await run_match(SPEC, bots, settings)
         finally:

@@ -16,12 +16,14 @@ import trio.testing
 
 from protocol.messages import TimeControl
 from referee.match import MatchSpec, run_match
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.referee.fakes import HANG, PipeBot, ScriptedBot, after, passer, passing, pipe_passing
 
 SPEC = MatchSpec(game="vendetta", seed=11)
 # A budget of 100 ms of CPU per request (no bank, no margin); the wall-time backstop at 5 x 100 ms.
-CPU_CLOCK = RefereeSettings(time=TimeControl(startup_ms=1000, move_ms=100, bank_ms=0), margin_ms=0, clock="cpu")
+CPU_CLOCK = RefereeSettings(
+    clock=Clock(time=TimeControl(startup_ms=1000, move_ms=100, bank_ms=0), margin_ms=0, mode="cpu")
+)
 BACKSTOP_S = 0.5
 
 

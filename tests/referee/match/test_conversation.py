@@ -13,11 +13,11 @@ from protocol.messages import TimeControl
 from referee.errors import BotCrashed
 from referee.match import MatchSpec, run_match
 from referee.replay import ReplayMismatch, read_replay, verify_replay
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.referee.fakes import HANG, PASS, Response, ScriptedBot, action, after, line, passer, passing, ready
 
 SPEC = MatchSpec(game="vendetta", seed=11)
-FAST = RefereeSettings(time=TimeControl(startup_ms=1000, move_ms=100, bank_ms=300), margin_ms=0)
+FAST = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=1000, move_ms=100, bank_ms=300), margin_ms=0))
 
 
 async def test_a_game_of_passing_bots_runs_to_the_end_and_everyone_hears_the_result() -> None:
@@ -88,7 +88,7 @@ async def test_the_margin_is_added_to_every_deadline_and_not_told_to_bots(
 ) -> None:
     # 100 ms per move and no bank: an answer after 130 ms is late by 30 ms,
     # inside a 50 ms margin and outside none.
-    settings = RefereeSettings(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=margin_ms)
+    settings = RefereeSettings(clock=Clock(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=margin_ms))
     slow = ScriptedBot(answering_after(0.13), name="slow")
     record = await run_match(SPEC, [slow, passer(), passer()], settings)
     assert len(record.result.terminations) == timeouts
@@ -98,7 +98,7 @@ async def test_the_margin_is_added_to_every_deadline_and_not_told_to_bots(
 async def test_the_game_wall_limit_ends_a_long_game_and_names_the_limit(autojump_clock: Any) -> None:
     # Every answer is on time (40 ms of 100), but 3 s for the whole game runs out
     # long before a game of about 100 decisions is over.
-    settings = RefereeSettings(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=0, game_wall_ms=3000)
+    settings = RefereeSettings(clock=Clock(time=TimeControl(move_ms=100, bank_ms=0), margin_ms=0, game_wall_ms=3000))
     bots = [ScriptedBot(answering_after(0.04), name=f"b{i}") for i in range(3)]
     record = await run_match(SPEC, bots, settings)
     first = record.result.terminations[0]

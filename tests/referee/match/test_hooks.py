@@ -13,10 +13,10 @@ from protocol.messages import TimeControl
 from referee.games import get_rules
 from referee.games.base import SeededChance
 from referee.match import MatchSpec, run_match
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tournaments.hosting.checkbot.seats import RandomSeat
 
-SETTINGS = RefereeSettings(time=TimeControl(startup_ms=1000, move_ms=20, bank_ms=0), margin_ms=10)
+SETTINGS = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=1000, move_ms=20, bank_ms=0), margin_ms=10))
 
 
 class SlowSeat(RandomSeat):

@@ -33,7 +33,7 @@ from referee.sandbox import host_support, require_level
 from referee.sandbox.launch import nproc_counted_per_namespace
 from referee.sandbox.strays import descendants, namespace_pid
 from referee.seats import open_pool
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.conftest import ROOT, TEST_BOTS
 
 pytestmark = pytest.mark.slow
@@ -69,7 +69,7 @@ def with_args(spec: BotSpec, *args: str) -> BotSpec:
 
 async def play_with(hostile: BotSpec, passer: BotSpec, level: str) -> str:
     """A match of ``hostile`` between two passers; the hostile bot's whole stderr."""
-    settings = RefereeSettings(sandbox=require_level(level), time=CLOCK, grace_ms=200)
+    settings = RefereeSettings(clock=Clock(time=CLOCK), sandbox=require_level(level), grace_ms=200)
     specs = [passer, hostile, passer]
     async with open_bot(passer, settings) as a, open_bot(hostile, settings) as bot, open_bot(passer, settings) as b:
         record = await run_match(MatchSpec(game="vendetta", seed=4), [a, bot, b], settings,
@@ -230,7 +230,7 @@ async def test_nothing_a_warm_bot_started_outlives_its_game(host: Path) -> None:
     bots.mkdir(mode=0o755)
     spinner = load_bot(str(copy_bot(bots, "stray_spinner")))
     passer = load_bot(str(copy_bot(bots, "passer")))
-    settings = RefereeSettings(time=CLOCK, grace_ms=200)
+    settings = RefereeSettings(clock=Clock(time=CLOCK), grace_ms=200)
     async with open_pool(settings) as pool:
         first: Any = None
         for game in range(3):
@@ -259,10 +259,10 @@ from referee.bots import load_bot
 from referee.match import MatchSpec
 from referee.process import open_bot
 from referee.match import run_match
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 
 async def main():
-    settings = RefereeSettings(time=TimeControl(startup_ms=10_000, move_ms=2_000, bank_ms=0), grace_ms=200)
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=10_000, move_ms=2_000, bank_ms=0)), grace_ms=200)
     snoop = load_bot(sys.argv[1])
     snoop = type(snoop)(name=snoop.name, command=[*snoop.command, *sys.argv[3:]], cwd=snoop.cwd)
     passer = load_bot(sys.argv[2])
@@ -359,10 +359,10 @@ from protocol.messages import TimeControl
 from referee.bots import load_bot
 from referee.match import MatchSpec, run_match
 from referee.process import open_bot
-from referee.settings import BotLimits, RefereeSettings
+from referee.settings import BotLimits, Clock, RefereeSettings
 
 async def main():
-    settings = RefereeSettings(time=TimeControl(startup_ms=10_000, move_ms=5_000, bank_ms=0), grace_ms=200,
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=10_000, move_ms=5_000, bank_ms=0)), grace_ms=200,
                                limits=BotLimits(processes=16))
     bomb, passer = load_bot(sys.argv[1]), load_bot(sys.argv[2])
     async with open_bot(passer, settings) as a, open_bot(bomb, settings) as bot, open_bot(passer, settings) as b:
@@ -428,7 +428,7 @@ from referee.match import MatchSpec, run_match
 from referee.process import open_bot
 from referee.sandbox import sandbox_summary
 from referee.sandbox.strays import descendants
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 
 def tree_cpu_ns(chain):
     total = 0
@@ -461,7 +461,7 @@ class Held(ChannelBase):  # the CPU the seat's tree has from the moment it is he
         return self.bot.stderr_text()
 
 async def main():
-    settings = RefereeSettings(time=TimeControl(startup_ms=10_000, move_ms=2_000, bank_ms=2_000), grace_ms=200)
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=10_000, move_ms=2_000, bank_ms=2_000)), grace_ms=200)
     spinner, thinker = load_bot(sys.argv[1]), load_bot(sys.argv[2])
     spinner = type(spinner)(name=spinner.name, command=[*spinner.command, "32"], cwd=spinner.cwd)
     async with open_bot(thinker, settings) as a, open_bot(spinner, settings) as bot, open_bot(thinker, settings) as b:

@@ -45,7 +45,7 @@ from referee.sandbox.launch import Purpose, nproc_counted_per_namespace
 from referee.sandbox.leftovers import _kill_chains_of, sweep_dead_referees
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
 from referee.sandbox.view import FIFO_INSIDE, runtime_paths
-from referee.settings import BotLimits, RefereeSettings
+from referee.settings import BotLimits, Clock, RefereeSettings
 from tests.conftest import ROOT, TEST_BOTS, processes_in, wait_until_gone
 from tournaments.cli import app
 from tournaments.config.tournament import ConfigProblems, parse_tournament
@@ -295,7 +295,7 @@ async def test_inside_the_sandbox_a_bot_has_its_own_uid_no_network_no_view_of_ot
 @pytest.mark.parametrize("level", ["standard", "strict"])
 async def test_a_bot_that_cannot_start_inside_the_sandbox_is_a_crash_with_its_reason(level: str) -> None:
     spec = BotSpec(name="ghost", command=["/no/such/program"], cwd=str(TEST_BOTS))
-    settings = RefereeSettings(sandbox=require_level(level), time=TimeControl(startup_ms=20_000))
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=20_000)), sandbox=require_level(level))
     passer = load_bot(str(TEST_BOTS / "passer"))
     record = await play_match(MatchSpec(game="vendetta", seed=2), [passer, spec, passer], settings)
     (termination,) = record.result.terminations
@@ -359,7 +359,7 @@ async def test_a_bot_at_each_level_outlives_the_idle_timeout_of_trios_worker_thr
     records = {}
 
     async def play(level: str) -> None:
-        settings = RefereeSettings(sandbox=require_level(level), time=TimeControl(startup_ms=30_000))
+        settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=30_000)), sandbox=require_level(level))
         records[level] = await play_match(MatchSpec(game="vendetta", seed=5), [passer, dawdler, passer], settings)
 
     async with trio.open_nursery() as nursery:
@@ -382,13 +382,13 @@ from protocol.messages import TimeControl
 from referee.bots import load_bot
 from referee.match import MatchSpec
 from referee.play import play_match, prepare_bots
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 
 async def main() -> None:
     passer = load_bot(sys.argv[1])
     async with trio.open_nursery() as nursery:
         for level, folder in zip(sys.argv[2::2], sys.argv[3::2]):
-            settings = RefereeSettings(sandbox=level, time=TimeControl(startup_ms=60_000, move_ms=60_000, bank_ms=0))
+            settings = RefereeSettings(sandbox=level, clock=Clock(time=TimeControl(startup_ms=60_000, move_ms=60_000, bank_ms=0)))
             bots = [passer, load_bot(folder), passer]
             nursery.start_soon(play_match, MatchSpec(game="vendetta", seed=1), bots, settings)
 

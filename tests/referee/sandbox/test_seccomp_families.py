@@ -34,7 +34,7 @@ from referee.sandbox import launch as launch_module
 from referee.sandbox import require_level
 from referee.sandbox.procmask import MASKED_FILES, MASKED_FOLDERS
 from referee.sandbox.seccomp import filter_for
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.referee.sandbox.test_containment import CLOCK, LEVELS, copy_bot, report, with_args
 
 pytestmark = pytest.mark.slow
@@ -78,7 +78,7 @@ async def test_no_seat_reads_what_another_spelled_in_vsock_ports(level: str, are
     port = random.randrange(1 << 20, 1 << 30)  # apart from other test runs on this machine
     sender = with_args(courier, "send", str(port), secret)
     receiver = with_args(courier, "receive", str(port), str(len(secret)))
-    settings = RefereeSettings(sandbox=require_level(level), time=CLOCK, grace_ms=200)
+    settings = RefereeSettings(clock=Clock(time=CLOCK), sandbox=require_level(level), grace_ms=200)
     specs = [sender, receiver, passer]
     async with open_bot(sender, settings) as a, open_bot(receiver, settings) as b, open_bot(passer, settings) as c:
         record = await run_match(MatchSpec(game="vendetta", seed=4), [a, b, c], settings,

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from protocol.messages import TimeControl
 from referee.match import MatchSpec, run_match
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tests.referee.games.sotto_site import forget_sotto, install_sotto
 from tests.tournaments.human.test_human_seat import OVER, PASSER, PROMPT, pexpect, spawn
 from tournaments.hosting.checkbot.seats import RandomSeat
@@ -62,7 +62,7 @@ def test_the_human_seat_plays_sotto_by_option_numbers_refusing_a_wrong_entry(sot
     prompts, read = scripted(["0", "?", "two", "1", "1", "1"])
     seat = HumanSeat("you", console, read=read)
     spec = MatchSpec(game="sotto", seed=3, variants={}, match="sotto-human")
-    settings = RefereeSettings(time=TimeControl(startup_ms=1000, move_ms=1000, bank_ms=0))
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=1000, move_ms=1000, bank_ms=0)))
     record = trio.run(run_match, spec, [seat, RandomSeat("a"), RandomSeat("b")], settings)
     assert record.result.terminations == [] and record.result.ended_by == "all_tricks"
     shown = out.getvalue()

@@ -104,7 +104,7 @@ class CheckRun:
         self.rules = get_rules(game)
         self.settings = settings
         self.pool = pool
-        self.verdicts = Verdicts(self.rules, settings.time.startup_ms)
+        self.verdicts = Verdicts(self.rules, settings.clock.time.startup_ms)
         self.transcript: Transcript | None = None
         self.games = 0
         self.blocked = ""
@@ -131,7 +131,7 @@ class CheckRun:
             raise process.error
         assert isinstance(process, BotProcess)
         if self.transcript is None:
-            self.transcript = Transcript(process, self.patience, cpu_clock=self.settings.clock == "cpu")
+            self.transcript = Transcript(process, self.patience, cpu_clock=self.settings.clock.mode == "cpu")
         else:
             self.transcript.swap(process)
         return self.transcript
@@ -143,7 +143,7 @@ class CheckRun:
         the time a slow starter needs can be measured; a decision gets its whole
         clock once more, from 0.5 to 3 s.
         """
-        clock = self.settings.time
+        clock = self.settings.clock.time
         if startup:
             return min(60.0, max(2.0, clock.startup_ms / 1000))
         return min(3.0, max(0.5, (clock.move_ms + clock.bank_ms) / 1000))
@@ -261,7 +261,7 @@ async def check_bot(
             passed=False,
             checks=[build],
             thinking=thinking_over([]),
-            startup=startup_over([], settings.time.startup_ms),
+            startup=startup_over([], settings.clock.time.startup_ms),
             games=0,
             seconds=round(trio.current_time() - began, 2),
         )
@@ -280,7 +280,7 @@ async def check_bot(
     times = run.transcript.thinking_ms if run.transcript is not None else []
     thinking = thinking_over(times)
     if times:
-        verdicts.judge_time(thinking, settings.time.move_ms)
+        verdicts.judge_time(thinking, settings.clock.time.move_ms)
         verdicts.note_stderr(run.stderr_max)
     else:  # not one decision answered to judge them by
         verdicts.skip_unjudged(
@@ -293,7 +293,9 @@ async def check_bot(
         passed=all(result.status != "fail" for result in checks),
         checks=checks,
         thinking=thinking,
-        startup=startup_over(run.transcript.startup_ms if run.transcript is not None else [], settings.time.startup_ms),
+        startup=startup_over(
+            run.transcript.startup_ms if run.transcript is not None else [], settings.clock.time.startup_ms
+        ),
         games=run.games,
         seconds=round(trio.current_time() - began, 2),
     )

@@ -14,7 +14,7 @@ import trio
 from protocol.messages import TimeControl
 from referee.bots import load_bot
 from referee.build import build_bot
-from referee.settings import RefereeSettings
+from referee.settings import Clock, RefereeSettings
 from tournaments.hosting.checkbot.games import check_bot
 from tournaments.hosting.checkbot.report import CheckReport, CheckResult
 
@@ -24,13 +24,14 @@ CLOCK = TimeControl(startup_ms=3000, move_ms=300, bank_ms=500)
 """Short enough that a timeout costs under a second, long enough for a loaded machine."""
 
 
-def run_check(folder: Path, game: str = "vendetta", **settings: Any) -> CheckReport:
-    """Check the bot in ``folder`` at ``game``: ``settings`` are RefereeSettings fields (``time`` defaults to CLOCK)."""
+def run_check(folder: Path, game: str = "vendetta", time: TimeControl = CLOCK, **settings: Any) -> CheckReport:
+    """Check the bot in ``folder`` at ``game`` with the clock ``time``: ``settings`` are other RefereeSettings
+    fields (a whole ``clock`` replaces ``time``)."""
     # As root, the default sandbox runs the bot as a uid of its own, which must
     # read its folder: pytest's tmp_path is closed to other users.
     folder.chmod(0o755)
     spec = build_bot(load_bot(str(folder)))
-    return trio.run(check_bot, spec, game, RefereeSettings(**{"time": CLOCK, **settings}))
+    return trio.run(check_bot, spec, game, RefereeSettings(**{"clock": Clock(time=time), **settings}))
 
 
 def failing(report: CheckReport) -> list[str]:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from protocol.messages import TimeControl
-from referee.settings import BotLimits
+from referee.settings import BotLimits, Clock
 from tests.conftest import SAMPLE_BOTS, TEST_BOTS
-from tests.tournaments.hosting.checkbot.bot_checks import bot_folder, check_named, failing, run_check
+from tests.tournaments.hosting.checkbot.bot_checks import CLOCK, bot_folder, check_named, failing, run_check
 
 pytestmark = pytest.mark.slow
 
@@ -53,16 +53,16 @@ def test_every_sample_bot_passes_every_check(bot: str, game: str) -> None:
 # (hostile bot, the check that must fail, extra settings)
 HOSTILE_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("crash_at_start", "startup", {}),
-    ("mute_handshake", "startup", {"time": TimeControl(startup_ms=800, move_ms=300, bank_ms=500)}),
+    ("mute_handshake", "startup", {"clock": Clock(time=TimeControl(startup_ms=800, move_ms=300, bank_ms=500))}),
     ("exit_midgame", "whole game", {}),
     ("closes_stdout", "whole game", {}),
     # A roomy clock: under load, filling 256 MiB may take longer than the short one.
-    ("memory_hog", "whole game", {"limits": BotLimits(memory_mb=256), "time": TimeControl(move_ms=5000)}),
+    ("memory_hog", "whole game", {"limits": BotLimits(memory_mb=256), "clock": Clock(time=TimeControl(move_ms=5000))}),
     ("fork_bomb", "whole game", {"limits": BotLimits(processes=16)}),
     ("sleep_once", "time", {}),
     # check-bot charges a decision as the host's clock does: sleeping is charged on the wall clock
     # only, computing on both (the cpu clock is the default).
-    ("slow_bank", "time", {"clock": "wall"}),
+    ("slow_bank", "time", {"clock": Clock(time=CLOCK, mode="wall")}),
     ("slow_thinker", "time", {}),
     ("cpu_loop", "time", {}),
     ("immortal", "time", {}),
@@ -244,7 +244,9 @@ for line in sys.stdin:
 def test_one_timeout_fails_time_and_every_later_game_is_still_played(tmp_path: Path) -> None:
     (tmp_path / "bot").mkdir()
     source = SLOW_ONCE.format(marker=str(tmp_path / "slept"))
-    report = run_check(bot_folder(tmp_path / "bot", source, "slow_once"), sandbox="none", clock="wall")
+    report = run_check(
+        bot_folder(tmp_path / "bot", source, "slow_once"), sandbox="none", clock=Clock(time=CLOCK, mode="wall")
+    )
     assert failing(report) == ["time"], report.checks
     assert check_named(report, "whole game").detail.startswith("not judged")  # its game was the one that timed out
     later = [r for r in report.checks if r.name.endswith("players") or r.name.startswith("decision: ")]
