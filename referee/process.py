@@ -299,7 +299,7 @@ class BotProcess(ChannelBase):
         """The bot has answered: its whole tree stops where it is until it is next written to.
 
         The referee calls it for a bot caught running while it was not asked
-        (referee.match.intake, ``RAN_UNASKED_NS``): such a seat then cannot take the
+        (referee.match.clock, ``RAN_UNASKED_NS``): such a seat then cannot take the
         CPU an asking seat needs, whatever it starts. Nothing without a
         freezer, or when the host lets bots think on others' time (``ponder``).
         """

@@ -1,10 +1,17 @@
-"""A match's clocks: each request's deadline, the watchdog that keeps it, and the words for running out.
+"""A match's clocks: each seat's bank and meters, each request's deadline and charge, the watchdog.
+
+``SeatClock`` is one seat's side: its bank, what it has been charged, the
+meter of its bot's tree (the CPU time it used) and the freezer that holds the
+tree between its requests when it was caught running unasked. ``MatchClock``
+is the match's side: it opens a request (``open_request``), keeps its
+deadline with one watchdog task, and closes it (``close``): what the decision
+cost the seat, out of its allowance and then its bank.
 
 Every request has a deadline of the decision allowance plus what is left in
 the seat's bank plus the harness margin, measured on Trio's clock from the
 moment the request has been written to the moment the answer's line is read.
 Under the cpu clock the budget is the CPU time the seat's tree uses while it is
-asked, with a wall-time backstop (``clock_backstop`` times the budget) for a
+asked, with a wall-time backstop (``Clock.backstop`` times the budget) for a
 bot that sleeps or blocks.
 
 The deadlines are kept by one watchdog task per match rather than a cancel
@@ -24,74 +31,189 @@ from collections.abc import Callable
 
 import trio
 
+from referee.channel import ChannelBase
 from referee.errors import BotTimedOut
-from referee.settings import RefereeSettings
+from referee.match import trio_peek
+from referee.match.values import SeatTiming
+from referee.settings import Clock
 
-__all__ = ["MatchClock", "OpenRequest"]
+__all__ = ["RAN_UNASKED_NS", "Greeting", "MatchClock", "OpenRequest", "SeatClock"]
+
+RAN_UNASKED_NS = 2_000_000
+"""CPU time a bot's tree may use between its answer and its next request (finishing its write,
+its runtime's housekeeping) before it counts as running on the others' time: from then on its
+tree is frozen between its requests (``ChannelBase.hold``)."""
+
+
+class SeatClock:
+    """One seat's clock: its bank, its charges, its meter and its freezer."""
+
+    __slots__ = ("bank_s", "bot", "decisions", "hold", "holdable", "max_s", "meter", "rested", "total_s", "untimed")
+
+    def __init__(self, bot: ChannelBase, bank_s: float) -> None:
+        self.bank_s = bank_s
+        self.decisions = 0
+        self.total_s = 0.0
+        self.max_s = 0.0
+        self.take_seat(bot)
+
+    def take_seat(self, bot: ChannelBase) -> None:
+        """Time ``bot`` (at the start, or a fresh process in place of a broken one) with what it offers."""
+        self.bot = bot
+        # The CPU meter of its tree; how to freeze the tree between its requests (when the host
+        # can and does not let bots ponder); and that, already, for a process caught running
+        # unasked in an earlier game.
+        self.meter = bot.meter
+        self.holdable = bot.hold if bot.can_hold else None
+        self.hold = self.holdable if bot.restless else None
+        self.rested = -1  # its tree's CPU time when its last answer was read (-1: none yet)
+        self.untimed = bot.untimed  # a person at the terminal plays without a clock
+
+    def rests(self, usage: int) -> None:
+        """Before a request: ``usage`` is its tree's CPU time now. One that ran while it was not asked
+        is frozen between its requests from now on (and in its process's later games); a quiet bot
+        never pays for a freeze."""
+        if self.hold is None and self.holdable is not None and 0 <= self.rested < usage - RAN_UNASKED_NS:
+            self.hold = self.holdable
+            self.bot.restless = True
+
+    def idle(self) -> None:
+        """The seat has answered (or said ready): a seat held between its requests is frozen until the next."""
+        if self.hold is not None:
+            self.hold()
+
+    def charge(self, elapsed: float, allowance: float) -> None:
+        """The decision cost ``elapsed`` seconds: over the allowance comes out of the bank."""
+        if not self.untimed and elapsed > allowance:
+            self.bank_s = max(0.0, self.bank_s - (elapsed - allowance))
+        self.decisions += 1
+        self.total_s += elapsed
+        if elapsed > self.max_s:  # noqa: PLR1730 - a comparison costs less than a call to max
+            self.max_s = elapsed
+
+    def timing(self) -> SeatTiming:
+        """How long the seat thought in this match, for its record."""
+        return SeatTiming(
+            decisions=self.decisions,
+            total_ms=round(self.total_s * 1000, 3),
+            max_ms=round(self.max_s * 1000, 3),
+            bank_left_ms=round(self.bank_s * 1000, 3),
+        )
 
 
 class OpenRequest:
-    """The request the referee is waiting on: whose (a seat index), which, and until when."""
+    """The request the referee is waiting on: whose, which, since and until when."""
 
-    __slots__ = ("backstop", "budget", "cpu_start", "deadline", "expired", "meter", "request", "seat")
+    __slots__ = ("backstop", "budget", "cpu_start", "deadline", "expired", "metered", "request", "seat", "start")
 
-    def __init__(self) -> None:
-        self.seat = 0
+    def __init__(self, seat: SeatClock) -> None:
+        self.seat = seat
         self.request = 0
+        self.start = 0.0  # when the request was in the pipe: the wall time the decision is measured from
         self.deadline = math.inf
         self.budget = math.inf
         self.expired = False  # the watchdog has cancelled the decision loop for it
-        # Under the cpu clock: the seat's CPU meter, its reading when the request went
-        # out, and the wall time past which the request ends whatever CPU it used.
-        self.meter: Callable[[], int] | None = None
+        # Under the cpu clock: the seat's CPU meter is what runs out, from its reading when the
+        # request went out, and the wall time past which the request ends whatever CPU it used.
+        self.metered = False
         self.cpu_start = 0
         self.backstop = math.inf
+
+    def cpu_used_s(self) -> float:
+        """The CPU the seat's tree has used on this request so far, in seconds (a metered request)."""
+        meter = self.seat.meter
+        assert meter is not None
+        return (meter() - self.cpu_start) / 1e9
+
+
+class Greeting:
+    """A seat's wait for its ready line: when to look next, and whether the limit ran out at a look."""
+
+    __slots__ = ("backstop", "check_at", "clock", "cpu_start", "seat")
+
+    def __init__(self, clock: MatchClock, seat: SeatClock, due: float) -> None:
+        self.clock = clock
+        self.seat = seat
+        self.check_at = due  # the first moment the startup limit can have run out
+        self.backstop = due
+        self.cpu_start = 0
+        if clock.cpu_clock and seat.meter is not None and not seat.untimed:
+            self.cpu_start = seat.meter()
+            self.backstop = due + (clock.backstop_factor - 1) * clock.startup_s
+
+    def look(self) -> None:
+        """The ready line has not come by ``check_at``: move it to the next look, or time the seat out.
+
+        Under the cpu clock the startup limit is CPU time too, for the same
+        reason as a decision's: on a busy host thousands of bots starting at
+        once wait for a core far longer than they use one. The wait goes on
+        while the seat's tree has not used it, up to the backstop in wall time.
+        """
+        clock, meter = self.clock, self.seat.meter
+        if not clock.cpu_clock or meter is None or self.seat.untimed:
+            raise clock.startup_timeout()
+        now = trio.current_time()
+        if now >= self.backstop:
+            raise clock.startup_timeout("backstop")
+        left = clock.startup_s - (meter() - self.cpu_start) / 1e9
+        if left <= 0:
+            raise clock.startup_timeout("cpu")
+        self.check_at = min(now + left, self.backstop)
 
 
 class MatchClock:
     """The deadlines of one match: the open request's, the game's wall limit, and the start-up limit."""
 
-    def __init__(self, settings: RefereeSettings, now: Callable[[], float]) -> None:
-        self.settings = settings
+    def __init__(self, clock: Clock, now: Callable[[], float]) -> None:
+        self.settings = clock
         self.now = now
-        self.cpu_clock = settings.clock.mode == "cpu"
-        self.backstop_factor = settings.clock.backstop
+        self.cpu_clock = clock.mode == "cpu"
+        self.backstop_factor = clock.backstop
         self.wall_deadline = math.inf  # the game's wall limit (game_wall_ms), once it has begun
         self.open: OpenRequest | None = None  # the request being waited on
         self.decider: trio.lowlevel.Task | None = None  # the decision loop's task, once the decisions begin
         self.loop_scope = trio.CancelScope()  # the decision loop's; the watchdog cancels it on a timeout
         self.alarm = trio.CancelScope()  # the watchdog's sleep; its deadline is the next check
         self.alarm_at = math.inf  # that deadline: a scope's deadline is a property, this a plain read
-        self.slot = OpenRequest()  # self.open, refilled for each request
+        self.slot: OpenRequest | None = None  # self.open, refilled for each request
         # The shortest budget a request can have: no request opened from now on ends sooner.
-        self.min_budget_s = max(0.001, (settings.clock.time.move_ms + settings.clock.margin_ms) / 1000)
-        self.allowance_s = settings.clock.time.move_ms / 1000
-        self.startup_s = (settings.clock.time.startup_ms + settings.clock.margin_ms) / 1000
-        self.margin_s = settings.clock.margin_ms / 1000
+        self.min_budget_s = max(0.001, (clock.time.move_ms + clock.margin_ms) / 1000)
+        self.allowance_s = clock.time.move_ms / 1000
+        self.startup_s = (clock.time.startup_ms + clock.margin_ms) / 1000
+        self.margin_s = clock.margin_ms / 1000
 
     def begin(self, began: float) -> None:
         """The game began at ``began``: its wall limit, if the host set one, runs from now."""
-        if self.settings.clock.game_wall_ms > 0:
-            self.wall_deadline = began + self.settings.clock.game_wall_ms / 1000
+        if self.settings.game_wall_ms > 0:
+            self.wall_deadline = began + self.settings.game_wall_ms / 1000
+
+    def seat(self, bot: ChannelBase) -> SeatClock:
+        """A clock for a seat played by ``bot``, with the bank of a game's start."""
+        return SeatClock(bot, self.settings.time.bank_ms / 1000)
 
     # --- a decision ----------------------------------------------------------------
 
-    def open_request(
-        self, seat: int, request: int, bank_s: float, untimed: bool, meter: Callable[[], int] | None, usage: int
-    ) -> OpenRequest:
-        """Start the clock of ``request`` to ``seat``; ``meter`` and ``usage``: the seat's CPU meter and its reading now."""
-        budget = math.inf if untimed else self.allowance_s + bank_s + self.margin_s
+    def open_request(self, seat: SeatClock, request: int) -> OpenRequest:
+        """Start the clock of ``request`` to ``seat``, before it is written (while a frozen tree is still frozen)."""
+        meter = seat.meter
+        usage = 0
+        if meter is not None:
+            usage = meter()
+            seat.rests(usage)
+        budget = math.inf if seat.untimed else self.allowance_s + seat.bank_s + self.margin_s
         now = self.now()
         deadline = now + budget
         if deadline > self.wall_deadline:  # noqa: PLR1730 - a comparison costs less than a call to min
             deadline = self.wall_deadline
         # One request is open at a time: its record is refilled rather than made anew.
         open_ = self.slot
+        if open_ is None:
+            open_ = self.slot = OpenRequest(seat)
         open_.seat, open_.request, open_.expired = seat, request, False
         open_.deadline, open_.budget = deadline, budget
-        open_.meter = None
-        if meter is not None and self.cpu_clock:
-            open_.meter, open_.cpu_start = meter, usage
+        open_.metered = meter is not None and self.cpu_clock
+        if open_.metered:
+            open_.cpu_start = usage
             open_.backstop = now + budget * self.backstop_factor
             if open_.backstop > self.wall_deadline:  # noqa: PLR1730 - as above
                 open_.backstop = self.wall_deadline
@@ -102,19 +224,38 @@ class MatchClock:
             self.alarm.deadline = self.alarm_at = deadline
         return open_
 
-    def spent(self, open_: OpenRequest, wall: float, usage: int) -> float:
-        """What the answered request costs its seat: ``wall`` seconds, or under the cpu clock the CPU its
-        tree used (``usage``: the meter's reading now); BotTimedOut when that is over the budget."""
-        if open_.meter is None:
-            return wall
-        elapsed = (usage - open_.cpu_start) / 1e9
-        if elapsed > open_.budget:
-            # Spent on more than one core between two looks of the watchdog: over all the same.
-            raise BotTimedOut(
-                f"used {elapsed * 1000:.0f} ms of CPU on request {open_.request}, "
-                f"more than its {open_.budget * 1000:.0f} ms"
-            )
+    def close(self, open_: OpenRequest, end: float) -> float:
+        """The answer to ``open_`` was read at ``end``: what the decision costs its seat, in seconds,
+        charged to it (its allowance, then its bank); BotTimedOut when that is over its budget.
+
+        The seat is frozen first if it is held between requests, and its meter
+        read after: what its tree uses from then on ran while it was not asked.
+        Under the cpu clock the cost is the CPU its tree used for the decision
+        (the wait for a CPU on a busy host is not its), else the wall time.
+        """
+        self.open = None
+        seat = open_.seat
+        if seat.hold is not None:
+            seat.hold()  # until its next request (or notice): it is not asked meanwhile
+        meter = seat.meter
+        if meter is not None:
+            usage = seat.rested = meter()
+        if open_.metered:
+            elapsed = (usage - open_.cpu_start) / 1e9
+            if elapsed > open_.budget:
+                # Spent on more than one core between two looks of the watchdog: over all the same.
+                raise BotTimedOut(
+                    f"used {elapsed * 1000:.0f} ms of CPU on request {open_.request}, "
+                    f"more than its {open_.budget * 1000:.0f} ms"
+                )
+        else:
+            elapsed = end - open_.start
+        seat.charge(elapsed, self.allowance_s)
         return elapsed
+
+    def abandon(self) -> None:
+        """The open request ended without an answer (the seat failed): none is open now."""
+        self.open = None
 
     async def watchdog(self) -> None:
         """Cancel the decision loop when the open request is overdue.
@@ -129,13 +270,13 @@ class MatchClock:
             now = trio.current_time()
             open_ = self.open
             if open_ is not None and not open_.expired and now >= open_.deadline:
-                if open_.meter is None:
+                if not open_.metered:
                     open_.expired = True
                 else:
                     # The cpu clock: the budget is CPU time, which runs no faster than the
                     # wall clock for a tree bounded to one core, so this is the first moment
                     # it can be spent. Not spent yet: look again when it could be.
-                    left = open_.budget - (open_.meter() - open_.cpu_start) / 1e9
+                    left = open_.budget - open_.cpu_used_s()
                     if left <= 0:
                         open_.expired = True
                     elif now < open_.backstop:
@@ -172,11 +313,11 @@ class MatchClock:
         start-up check is taken. A seat whose decision loop is waiting (no
         answer, or half a line) times out at once. The loop cannot be kept
         scheduled for ever: a line has a length limit and writing one costs the
-        bot CPU, both checked at each look. Trio has no public call for this;
-        a Trio without the field reads as not scheduled (the timeout as before).
+        bot CPU, both checked at each look. Trio has no public call for this
+        (``trio_peek.scheduled``).
         """
         task = self.decider
-        return task is not None and getattr(task, "_next_send_fn", None) is not None
+        return task is not None and trio_peek.scheduled(task)
 
     def take_expired(self) -> OpenRequest:
         """The request whose deadline passed (the watchdog cancelled the loop for it); none is open after."""
@@ -184,19 +325,19 @@ class MatchClock:
         assert open_ is not None and open_.expired
         return open_
 
-    def overdue(self, open_: OpenRequest, bank_s: float) -> BotTimedOut:
-        """The timeout of an expired request, saying which limit ran out; ``bank_s``: the seat's bank."""
-        settings = self.settings
+    def overdue(self, open_: OpenRequest) -> BotTimedOut:
+        """The timeout of an expired request, saying which limit ran out."""
+        clock = self.settings
         if open_.deadline == self.wall_deadline:
-            return BotTimedOut(f"the game's wall limit of {settings.clock.game_wall_ms / 1000:g} s ran out")
-        allowance = f"({settings.clock.time.move_ms} ms + {bank_s * 1000:.0f} ms bank)"
-        if open_.meter is not None and open_.deadline >= open_.backstop:
+            return BotTimedOut(f"the game's wall limit of {clock.game_wall_ms / 1000:g} s ran out")
+        allowance = f"({clock.time.move_ms} ms + {open_.seat.bank_s * 1000:.0f} ms bank)"
+        if open_.metered and open_.deadline >= open_.backstop:
             return BotTimedOut(
-                f"no answer to request {open_.request} within {open_.budget * settings.clock.backstop * 1000:.0f} "
+                f"no answer to request {open_.request} within {open_.budget * clock.backstop * 1000:.0f} "
                 f"ms of wall time, the cpu clock's bound for a bot that sleeps or blocks "
-                f"({settings.clock.backstop:g} x its {open_.budget * 1000:.0f} ms)"
+                f"({clock.backstop:g} x its {open_.budget * 1000:.0f} ms)"
             )
-        if open_.meter is not None:
+        if open_.metered:
             return BotTimedOut(
                 f"used more than {open_.budget * 1000:.0f} ms of CPU on request {open_.request} {allowance}"
             )
@@ -208,37 +349,19 @@ class MatchClock:
         """When a greeting that starts now is out of time on the wall clock."""
         return trio.current_time() + self.startup_s
 
-    def startup_backstop(self, due: float) -> float:
-        """Under the cpu clock, the wall time a greeting due at ``due`` ends whatever CPU it used."""
-        return due + (self.backstop_factor - 1) * self.startup_s
-
-    def next_startup_check(self, meter: Callable[[], int] | None, cpu_start: int, backstop: float) -> float:
-        """A greeting has not brought ``ready`` by its check time: the next one, or the timeout.
-
-        Under the cpu clock the startup limit is CPU time too, for the same
-        reason as a decision's: on a busy host thousands of bots starting at
-        once wait for a core far longer than they use one. The wait goes on
-        while the seat's tree has not used it, up to the backstop in wall time.
-        """
-        if meter is None:
-            raise self.startup_timeout()
-        now = trio.current_time()
-        if now >= backstop:
-            raise self.startup_timeout("backstop")
-        left = self.startup_s - (meter() - cpu_start) / 1e9
-        if left <= 0:
-            raise self.startup_timeout("cpu")
-        return min(now + left, backstop)
+    def greeting(self, seat: SeatClock, due: float) -> Greeting:
+        """The clock of ``seat``'s wait for its ready line, out of time on the wall clock at ``due``."""
+        return Greeting(self, seat, due)
 
     def startup_timeout(self, on: str = "") -> BotTimedOut:
         """The seat said no ``ready`` in time; ``on``: "cpu" or "backstop" when the cpu clock ended it."""
-        limit = self.settings.clock.time.startup_ms
+        limit = self.settings.time.startup_ms
         if on == "cpu":
             return BotTimedOut(f"no ready line within the startup limit of {limit} ms of CPU time")
         if on == "backstop":
             return BotTimedOut(
-                f"no ready line within {limit * self.settings.clock.backstop:.0f} ms of wall time "
-                f"({self.settings.clock.backstop:g} x the startup limit of {limit} ms), "
+                f"no ready line within {limit * self.settings.backstop:.0f} ms of wall time "
+                f"({self.settings.backstop:g} x the startup limit of {limit} ms), "
                 "the cpu clock's bound for a bot that sleeps or blocks"
             )
         return BotTimedOut(f"no ready line within the startup limit of {limit} ms")

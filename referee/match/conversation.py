@@ -41,10 +41,11 @@ from referee.channel import BotChannel, ChannelBase, adopt
 from referee.errors import BotError, BotIllegalAction, BotProtocolError, internal_error
 from referee.games import get_rules
 from referee.games.base import GameState, IllegalAction, RecordingChance, SeededChance
-from referee.match.clock import MatchClock
-from referee.match.intake import FairSlice, SeatIntake
+from referee.match.clock import MatchClock, SeatClock
+from referee.match.fair_slice import FairSlice
+from referee.match.intake import SeatIntake
 from referee.match.recorder import MatchRecorder, NullRecorder, ReplayRecorder
-from referee.match.values import MatchRecord, MatchSpec, SeatTiming
+from referee.match.values import MatchRecord, MatchSpec
 from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw
 from referee.replay_budget import recorded_action
 from referee.settings import DEFAULT_SETTINGS, RefereeSettings
@@ -54,6 +55,26 @@ __all__ = ["Replace", "result_of", "run_match"]
 
 Replace = Callable[[int], Awaitable["BotChannel | None"]]
 """Given a seat whose reused process broke before ``ready``, a fresh bot, or None."""
+
+
+class _Seat:
+    """One seat in a match: its bot, the reading of its lines, its clock, and how far it has been told the game."""
+
+    __slots__ = ("active", "bot", "clock", "index", "lines", "seen")
+
+    def __init__(self, index: int, bot: ChannelBase, lines: SeatIntake, clock: SeatClock) -> None:
+        self.index = index
+        self.bot = bot
+        self.lines = lines
+        self.clock = clock
+        self.active = True
+        self.seen = 0  # how much of the match's event log this seat has been sent
+
+    def take_seat(self, bot: ChannelBase) -> None:
+        """A fresh process in place of a broken one: its lines and its clock are read from now on."""
+        self.bot = bot
+        self.lines.take_seat(bot)
+        self.clock.take_seat(bot)
 
 
 class _Match:
@@ -88,13 +109,13 @@ class _Match:
         self.action_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(self.rules.action_type)
         # trio.current_time() without its lookup of the run: the same clock, read directly.
         self.now: Callable[[], float] = trio.lowlevel.current_clock().current_time
-        self.clock = MatchClock(settings, self.now)
+        self.clock = MatchClock(settings.clock, self.now)
         self.fair = FairSlice(self.now)
         self.channels = [adopt(bot) for bot in bots]
-        bank_s = settings.clock.time.bank_ms / 1000
         max_logs = settings.max_messages_per_decision
         self.seats = [
-            SeatIntake(i, bot, bank_s, self.record, max_logs, self.now) for i, bot in enumerate(self.channels)
+            _Seat(i, bot, SeatIntake(i, bot, self.record, max_logs, self.now), self.clock.seat(bot))
+            for i, bot in enumerate(self.channels)
         ]
         self.names = [bot.name for bot in self.channels]
         # The deal's events go out with each seat's first request; a given state was dealt long ago.
@@ -135,7 +156,7 @@ class _Match:
         """
         due = self.clock.startup_due()
         more: list[Callable[[], Awaitable[None]]] = []  # the greetings that need a task
-        written: list[SeatIntake] = []
+        written: list[_Seat] = []
         sending = 0
         with trio.move_on_at(due) as scope:
             for seat in self.seats:
@@ -155,14 +176,13 @@ class _Match:
             due = self.clock.startup_due()
         for seat in written:
             try:
-                first = seat.ready_now()
+                first = seat.lines.ready_now()
             except BotError as error:
                 more.append(partial(self.retry, seat, error))
                 continue
             if isinstance(first, Ready):
-                seat.logs = 0
-                if seat.hold is not None:
-                    seat.hold()
+                seat.lines.logs = 0
+                seat.clock.idle()
             else:
                 more.append(partial(self.take_ready, seat, due, first))
         if more:
@@ -170,7 +190,7 @@ class _Match:
                 for greeting in more:
                     nursery.start_soon(greeting)
 
-    def start_line(self, seat: SeatIntake) -> bytes:
+    def start_line(self, seat: _Seat) -> bytes:
         start = Start(
             protocol=PROTOCOL_VERSION,
             game=self.spec.game,
@@ -184,21 +204,21 @@ class _Match:
         )
         return encode_message(start)
 
-    async def handshake(self, seat: SeatIntake) -> None:
+    async def handshake(self, seat: _Seat) -> None:
         """Greet one seat in full (``greet``), with a fresh process if its own has gone (``retry``)."""
         try:
             await self.greet(seat)
         except BotError as error:
             await self.retry(seat, error)
 
-    async def take_ready(self, seat: SeatIntake, due: float, first: BotMessage | None) -> None:
+    async def take_ready(self, seat: _Seat, due: float, first: BotMessage | None) -> None:
         """Wait for the ready line of a seat that has its start (``first``: the message read so far)."""
         try:
             await self.await_ready(seat, due, first)
         except BotError as error:
             await self.retry(seat, error)
 
-    async def retry(self, seat: SeatIntake, error: BotError) -> None:
+    async def retry(self, seat: _Seat, error: BotError) -> None:
         """A greeting failed. A warm process that exited after its previous game (a
         bot that plays one game per process) is not a failure: a fresh one is
         started and greeted once more. Any other failure is the seat's."""
@@ -214,40 +234,35 @@ class _Match:
         except BotError as again:
             await self.fail(seat, again, 0)
 
-    async def greet(self, seat: SeatIntake) -> None:
+    async def greet(self, seat: _Seat) -> None:
         """Send ``start`` and wait for ``ready`` under the startup limit."""
         due = self.clock.startup_due()
         with trio.move_on_at(due) as scope:
             await seat.bot.send(self.start_line(seat))
         if scope.cancelled_caught:
             raise self.clock.startup_timeout()
-        await self.await_ready(seat, due, seat.ready_now())
+        await self.await_ready(seat, due, seat.lines.ready_now())
 
-    async def await_ready(self, seat: SeatIntake, due: float, first: BotMessage | None) -> None:
+    async def await_ready(self, seat: _Seat, due: float, first: BotMessage | None) -> None:
         """Read up to the seat's ``ready`` line (``first``, if given, is the first message) until ``due``.
 
         Under the cpu clock the limit is the CPU the seat's tree uses
-        (``MatchClock.next_startup_check``); ``due`` is then the first moment it
-        can have used it.
+        (``Greeting.look``); ``due`` is then the first moment it can have used it.
         """
-        clock = self.clock
-        check_at = backstop = due
-        meter = seat.meter if clock.cpu_clock and not seat.untimed else None
-        cpu_start = 0
-        if meter is not None:
-            cpu_start = meter()
-            backstop = clock.startup_backstop(due)
+        lines = seat.lines
+        greeting = self.clock.greeting(seat.clock, due)
         while True:
-            with trio.move_on_at(check_at):
-                seat.accept_ready(await seat.read_message(0, first))
-                return
+            with trio.move_on_at(greeting.check_at):
+                lines.accept_ready(await lines.read_message(0, first))
+                break
             first = None  # read_message took it before its first wait
             # A referee kept from running past the deadline (a busy host) still
             # takes a ready line that arrived in time and waits in the pipe.
-            if (message := seat.message_now()) is not None:
-                seat.accept_ready(message)
-                return
-            check_at = clock.next_startup_check(meter, cpu_start, backstop)
+            if (message := lines.message_now()) is not None:
+                lines.accept_ready(message)
+                break
+            greeting.look()
+        seat.clock.idle()
 
     # --- the decisions -------------------------------------------------------------
 
@@ -271,10 +286,10 @@ class _Match:
     async def timed_out(self) -> None:
         """The open request's deadline passed: its seat forfeits on time."""
         open_ = self.clock.take_expired()
-        seat = self.seats[open_.seat]
-        await self.fail(seat, self.clock.overdue(open_, seat.bank_s), open_.request)
+        seat = next(seat for seat in self.seats if seat.clock is open_.seat)
+        await self.fail(seat, self.clock.overdue(open_), open_.request)
 
-    async def fail(self, seat: SeatIntake, error: BotError, request: int) -> None:
+    async def fail(self, seat: _Seat, error: BotError, request: int) -> None:
         """The seat forfeits: record why, let the engine take it out, stop the bot."""
         if not seat.active:
             return
@@ -303,7 +318,7 @@ class _Match:
             options=decision.options,
             constraints=decision.constraints,
             time_ms=self.move_ms,
-            bank_ms=round(seat.bank_s * 1000),
+            bank_ms=round(seat.clock.bank_s * 1000),
         )
         seat.seen = len(events_so_far)
         try:
@@ -326,32 +341,29 @@ class _Match:
         events_so_far.extend(events)
         return True
 
-    async def ask(self, seat: SeatIntake, request: Request[Any, Any, Any]) -> tuple[Any, msgspec.Raw, float]:
+    async def ask(self, seat: _Seat, request: Request[Any, Any, Any]) -> tuple[Any, msgspec.Raw, float]:
         """Send a request and wait for its answer: (decoded action, raw action, seconds charged).
 
         Runs inside the decision loop's scope (``play``): when the deadline
         passes, the watchdog cancels that scope and ``timed_out`` records it.
         """
         data = encode_message(request)
-        meter = seat.meter
-        usage = 0
-        if meter is not None:
-            usage = meter()  # read before the request is written (while a frozen tree is still frozen)
-            seat.rests(usage)
-        clock = self.clock
-        open_ = clock.open_request(seat.index, request.id, seat.bank_s, seat.untimed, meter, usage)
+        lines, clock = seat.lines, self.clock
+        # Read open, send, read, close: the clock reads the seat's meter before the write
+        # (while a frozen tree is still frozen) and charges the decision at the close.
+        open_ = clock.open_request(seat.clock, request.id)
         try:
-            if seat.reader is not None:
-                seat.check_unasked(request.id)
+            if lines.reader is not None:
+                lines.check_unasked(request.id)
             await seat.bot.send(data)
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
-            start = self.now()
+            open_.start = self.now()
             # The answer may be there already, or come within microseconds from a bot
             # that answers at once: then no wait, and no pass through Trio's scheduler
             # unless this match has held the thread for its slice.
-            first = seat.answer_now() if seat.reader is not None else None
-            if isinstance(first, Action) and not seat.early:
+            first = lines.answer_now() if lines.reader is not None else None
+            if isinstance(first, Action) and not lines.early:
                 message: Ready | Action[msgspec.Raw] = first
                 end = self.now()
                 # After a wait in the kernel as after none: the slice goes on (that wait let
@@ -359,29 +371,21 @@ class _Match:
                 if end >= self.fair.due:
                     await self.fair.keep(end)
             else:
-                message = await seat.read_message(request.id, first)
+                message = await lines.read_message(request.id, first)
                 end = self.now()
                 self.fair.restart()
         except BotError:
             # Overdue as well (the watchdog ran first in the same tick): the timeout counts.
             if open_.expired:
                 await trio.lowlevel.checkpoint_if_cancelled()
-            clock.open = None
+            clock.abandon()
             raise
         if open_.expired:
             # The watchdog found the request overdue before this task read the
             # answer (both ready in the same tick): a timeout, raised as Cancelled.
             await trio.lowlevel.checkpoint_if_cancelled()
-        clock.open = None
-        if seat.hold is not None:
-            seat.hold()  # until its next request (or notice): it is not asked meanwhile
-        if meter is not None:
-            seat.rested = usage = meter()
-        # What the decision costs the seat: the wall time its answer took, or under the
-        # cpu clock the CPU its tree used for it (the wait for a CPU on a busy host is not its).
-        elapsed = clock.spent(open_, end - start, usage)
-        seat.charge(elapsed, clock.allowance_s)
-        answer = seat.take_answer(message, request.id)
+        elapsed = clock.close(open_, end)
+        answer = lines.take_answer(message, request.id)
         try:
             action = self.action_decoder.decode(answer.action)
         except msgspec.DecodeError as exc:
@@ -390,9 +394,7 @@ class _Match:
             raise internal_error(exc) from None
         return action, answer.action, elapsed
 
-    async def reject(
-        self, seat: SeatIntake, request: int, raw: msgspec.Raw, exc: IllegalAction, elapsed: float
-    ) -> bool:
+    async def reject(self, seat: _Seat, request: int, raw: msgspec.Raw, exc: IllegalAction, elapsed: float) -> bool:
         """An illegal action: record it and tell the bot. True if the seat plays on."""
         policy = self.settings.illegal_action
         self.record.rejected(seat.index, request, raw, exc.rule_id, exc.detail, elapsed)
@@ -411,17 +413,17 @@ class _Match:
 
     async def finish(self) -> Result:
         result = result_of(self.state.outcome(), self.terminations)
-        ends: list[tuple[SeatIntake, bytes]] = []
-        unasked: list[SeatIntake] = []
+        ends: list[tuple[_Seat, bytes]] = []
+        unasked: list[_Seat] = []
         for seat in self.seats:
             if not seat.active:
                 continue
             # Output after the seat's last answer other than log lines is never
             # read as part of this game; the process is then not reused, so it
             # cannot reach the next game either.
-            if seat.reader is not None:
+            if seat.lines.reader is not None:
                 try:
-                    seat.check_unasked(0)
+                    seat.lines.check_unasked(0)
                 except BotError:
                     unasked.append(seat)
             end = End(
@@ -452,7 +454,7 @@ class _Match:
         for seat in unasked:
             await seat.bot.kill()
         for seat in self.seats:
-            seat.keep_schedule()
+            seat.lines.keep_schedule()
         return result
 
 
@@ -508,15 +510,7 @@ async def run_match(
         variants=match.variants,
         names=match.names,
         result=result,
-        timings=[
-            SeatTiming(
-                decisions=seat.decisions,
-                total_ms=round(seat.total_s * 1000, 3),
-                max_ms=round(seat.max_s * 1000, 3),
-                bank_left_ms=round(seat.bank_s * 1000, 3),
-            )
-            for seat in match.seats
-        ],
+        timings=[seat.clock.timing() for seat in match.seats],
         seconds=round(seconds, 3),
         replay=str(replay_path) if replay_path is not None else None,
         sandbox=_sandbox_summary(match.channels),

@@ -1,11 +1,9 @@
-"""A seat's side of a match: its bookkeeping, and every line it sends, read and judged.
+"""A seat's lines: every line it sends, read and judged.
 
-``SeatIntake`` is what the referee keeps of one seat during a match (its
-channel, its bank and timings, how far it has been told the game) and reads
-that seat's lines: decoded, log lines recorded, the quick-answer polls kept to
-their schedule. ``unasked_output`` is the one rule for a line that answers
-nothing open, whenever it is found. ``FairSlice`` keeps one match from holding
-the Trio thread while its bots answer at once.
+``SeatIntake`` reads one seat's lines during a match: decoded, log lines
+recorded, the quick-answer polls kept to their schedule. ``unasked_output`` is
+the one rule for a line that answers nothing open, whenever it is found. What
+the seat is charged is its clock's (referee.match.clock), not this module's.
 
 An answer that is already in the pipe when the request has been written (the
 bot ran while the referee was preempted, or answered on another core) is taken
@@ -14,19 +12,14 @@ decision; so is one that comes within ``QUICK_ANSWER_S`` from a bot whose
 previous answer came as fast (the referee polls its pipe for it). When it has
 not come and no other task is runnable, the referee waits for it in the kernel
 (``trio_peek.idle_wait``: one ``poll`` of the bot's pipe and of Trio's own descriptor,
-bounded by Trio's next deadline), not through the run loop. So that one match
-cannot hold the Trio thread while its bots answer at once, a match yields to
-the other tasks once it has run ``FAIR_SLICE_S`` of CPU since its last wait.
+bounded by Trio's next deadline), not through the run loop.
 """
 
 from __future__ import annotations
 
-import select
-import time
 from collections.abc import Callable
 
 import msgspec
-import trio
 
 from protocol.codec import ProtocolViolation, decode_bot_message
 from protocol.messages import Action, BotMessage, Log, Ready
@@ -37,27 +30,13 @@ from referee.match import trio_peek
 from referee.match.recorder import MatchRecorder
 
 __all__ = [
-    "FAIR_SLICE_S",
     "QUICK_ANSWER_S",
     "QUICK_RETRY",
     "QUICK_RETRY_MAX",
-    "RAN_UNASKED_NS",
-    "FairSlice",
     "SeatIntake",
     "decode",
     "unasked_output",
 ]
-
-FAIR_SLICE_S = 0.000_5
-"""The longest a match runs decisions whose answers were already there before it lets the other tasks run.
-
-Counted in the thread's CPU time since the match last waited or yielded: while
-the process is preempted (by the bots it wakes, on a busy machine) no task
-runs, whoever holds the thread, so that time is not this match's to give back.
-Half a millisecond is about a dozen decisions against bots that answer at once:
-the other games' answers wait that much longer to be read at the most, far
-below the harness margin on every deadline (``margin_ms``), while a yield,
-which costs as much as a third of a decision, comes once per dozen decisions."""
 
 QUICK_ANSWER_S = 0.000_05
 """How long the referee polls the pipe of a seat that answers at once before it waits for it.
@@ -73,19 +52,13 @@ to ``QUICK_RETRY_MAX``), so a bot that thinks costs the referee a handful of
 short busy waits in a game (in all its games, for a warm process: the
 schedule goes on from one game to the next), and any bot at most one in
 ``QUICK_RETRY + 1`` decisions. The bound is far below any time limit and below
-``FAIR_SLICE_S``: the other tasks wait no longer than they already may."""
+the fair slice (referee.match.fair_slice): the other tasks wait no longer than they already may."""
 
 QUICK_RETRY = 8
 """Decisions a seat is waited for as usual after a poll found no answer within ``QUICK_ANSWER_S``."""
 
 QUICK_RETRY_MAX = 512
 """The most decisions between two polls of a seat whose answers keep not coming in time."""
-
-RAN_UNASKED_NS = 2_000_000
-"""CPU time a bot's tree may use between its answer and its next request (finishing its write,
-its runtime's housekeeping) before it counts as running on the others' time: from then on its
-tree is frozen between its requests (``ChannelBase.hold``)."""
-
 
 # --- the one rule for output nobody asked for ----------------------------------
 
@@ -144,18 +117,21 @@ class SeatIntake:
     """The referee's bookkeeping for one seat during a match, and the reading of its lines."""
 
     __slots__ = (
-        "active", "answered", "bank_s", "bot", "decisions", "early", "hold", "holdable", "index", "logs", "max_logs",
-        "max_s", "meter", "now", "poll_in", "poll_skip", "reader", "record", "rested", "seen", "total_s", "untimed",
-    )  # fmt: skip
+        "answered",
+        "bot",
+        "early",
+        "index",
+        "logs",
+        "max_logs",
+        "now",
+        "poll_in",
+        "poll_skip",
+        "reader",
+        "record",
+    )
 
     def __init__(
-        self,
-        index: int,
-        bot: ChannelBase,
-        bank_s: float,
-        record: MatchRecorder,
-        max_logs: int,
-        now: Callable[[], float],
+        self, index: int, bot: ChannelBase, record: MatchRecorder, max_logs: int, now: Callable[[], float]
     ) -> None:
         self.index = index
         self.record = record
@@ -164,31 +140,17 @@ class SeatIntake:
         self.answered = 0  # the last request this seat answered
         self.logs = 0  # log lines since its last answer
         self.early = False  # a line had begun to arrive before the open request was sent
-        self.bank_s = bank_s
-        self.active = True
-        self.seen = 0  # how much of the match's event log this seat has been sent
-        self.decisions = 0
-        self.total_s = 0.0
-        self.max_s = 0.0
         self.take_seat(bot)
 
     def take_seat(self, bot: ChannelBase) -> None:
-        """Seat ``bot`` (at the start, or a fresh process in place of a broken one): read what it offers."""
+        """Read ``bot``'s lines (at the start, or a fresh process in place of a broken one)."""
         self.bot = bot
         self.reader = bot.reader
-        # The CPU meter of its tree; how to freeze the tree between its requests (when the host
-        # can and does not let bots ponder); and that, already, for a process caught running
-        # unasked in an earlier game.
-        self.meter = bot.meter
-        self.holdable = bot.hold if bot.can_hold else None
-        self.hold = self.holdable if bot.restless else None
-        self.rested = -1  # its tree's CPU time when its last answer was read (-1: none yet)
-        self.untimed = bot.untimed  # a person at the terminal plays without a clock
         # Decisions until the referee polls for a quick answer again (QUICK_ANSWER_S; -1: never, a
         # person), and how many poll_in skips after the next poll that finds nothing. A warm process
         # goes on where its last game left it, so a bot that thinks is not polled for at every start.
         kept = bot.poll_schedule
-        if self.untimed:
+        if bot.untimed:
             self.poll_in, self.poll_skip = -1, QUICK_RETRY
         else:
             self.poll_in, self.poll_skip = kept if kept is not None else (0, QUICK_RETRY)
@@ -197,23 +159,6 @@ class SeatIntake:
         """Leave the quick-answer poll schedule with the channel, for its next game."""
         if self.poll_in >= 0:
             self.bot.poll_schedule = (self.poll_in, self.poll_skip)
-
-    def rests(self, usage: int) -> None:
-        """Before a request: ``usage`` is its tree's CPU time now. One that ran while it was not asked
-        is frozen between its requests from now on (and in its process's later games); a quiet bot
-        never pays for a freeze."""
-        if self.hold is None and self.holdable is not None and 0 <= self.rested < usage - RAN_UNASKED_NS:
-            self.hold = self.holdable
-            self.bot.restless = True
-
-    def charge(self, elapsed: float, allowance: float) -> None:
-        """The decision cost ``elapsed`` seconds: over the allowance comes out of the bank."""
-        if not self.untimed and elapsed > allowance:
-            self.bank_s = max(0.0, self.bank_s - (elapsed - allowance))
-        self.decisions += 1
-        self.total_s += elapsed
-        if elapsed > self.max_s:  # noqa: PLR1730 - a comparison costs less than a call to max
-            self.max_s = elapsed
 
     # --- lines -------------------------------------------------------------------
 
@@ -307,8 +252,6 @@ class SeatIntake:
         if not isinstance(message, Ready):
             raise not_ready(message)
         self.logs = 0
-        if self.hold is not None:
-            self.hold()
 
     def check_unasked(self, next_request: int) -> None:
         """Read what the seat sent since its last answer, before ``next_request`` goes out (0: the game is over).
@@ -348,55 +291,3 @@ class SeatIntake:
                     raise unasked_output(more, request, None)
                 self.record_log(request, more)
         return message
-
-
-# --- keeping the thread fair -------------------------------------------------------
-
-
-class FairSlice:
-    """How long one match has held the Trio thread since it last waited, and giving it up when that is too long."""
-
-    __slots__ = ("cpu", "due", "now", "wake_fd", "wake_poll")
-
-    def __init__(self, now: Callable[[], float]) -> None:
-        self.now = now
-        # The slice (FAIR_SLICE_S) began at the thread CPU time cpu. The CPU clock is a
-        # system call, the wall clock is not and runs no slower: the slice cannot be
-        # over before the wall time due.
-        self.cpu = time.thread_time()
-        self.due = now() + FAIR_SLICE_S
-        self.wake_poll = select.poll()  # Trio's epoll descriptor, for others_waiting
-        self.wake_fd = -1
-
-    async def keep(self, now: float) -> None:
-        """Let the other tasks run if this match has held the thread for its slice; ``now`` is a wall time past ``due``."""
-        spent = time.thread_time() - self.cpu
-        if spent < FAIR_SLICE_S:
-            self.due = now + (FAIR_SLICE_S - spent)  # the soonest the CPU clock can get there
-            return
-        if not self.others_waiting():
-            # No other task to let run (one match alone in its referee): a pass through
-            # Trio's run loop would cost the CPU of a third of a decision for nothing.
-            self.restart()
-            return
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        self.restart()
-
-    def others_waiting(self) -> bool:
-        """Whether another Trio task may have something to do now: one runnable, a deadline
-        passed, or I/O ready that the run loop has not collected (its epoll descriptor is
-        readable). True whenever ``trio_peek.idle_wait`` cannot tell."""
-        idle = trio_peek.idle_wait()
-        if idle is None:
-            return True
-        wake_fd = idle[1]
-        if wake_fd != self.wake_fd:  # a poll object per match: never shared between threads
-            self.wake_poll = select.poll()
-            self.wake_poll.register(wake_fd, select.POLLIN)
-            self.wake_fd = wake_fd
-        return bool(self.wake_poll.poll(0))
-
-    def restart(self) -> None:
-        """The match has just waited or yielded: its slice starts again."""
-        self.cpu = time.thread_time()
-        self.due = self.now() + FAIR_SLICE_S

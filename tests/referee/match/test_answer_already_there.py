@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import trio
 
+import referee.match.fair_slice
 import referee.match.intake
 from protocol.messages import TimeControl
 from referee.match import MatchRecord, MatchSpec, run_match
@@ -170,7 +171,7 @@ async def test_a_match_whose_answers_are_always_there_still_lets_other_tasks_run
 ) -> None:
     # With no slice at all the match yields after every decision, as if it had
     # waited for each answer: a task that counts its turns sees one per decision.
-    monkeypatch.setattr(referee.match.intake, "FAIR_SLICE_S", 0.0)
+    monkeypatch.setattr(referee.match.fair_slice, "FAIR_SLICE_S", 0.0)
     turns = 0
 
     async def bystander() -> None:
@@ -198,8 +199,8 @@ async def test_the_clock_of_an_answer_already_there_is_the_time_from_write_to_re
 async def test_the_slice_counts_the_threads_cpu_time_not_time_it_was_preempted(monkeypatch: pytest.MonkeyPatch) -> None:
     # Wall time passes (a nanosecond's slice is always over) but the thread's CPU
     # clock stands still, as when the process is off the CPU: the match keeps the thread.
-    monkeypatch.setattr(referee.match.intake, "FAIR_SLICE_S", 1e-9)
-    monkeypatch.setattr(referee.match.intake.time, "thread_time", lambda: 1.0)
+    monkeypatch.setattr(referee.match.fair_slice, "FAIR_SLICE_S", 1e-9)
+    monkeypatch.setattr(referee.match.fair_slice.time, "thread_time", lambda: 1.0)
     yields = 0
     real = trio.lowlevel.cancel_shielded_checkpoint
 
@@ -222,7 +223,7 @@ async def test_the_cpu_clock_is_read_only_when_the_wall_clock_says_the_slice_may
     # of wall time has passed: the CPU clock is read about once per slice of the
     # match's wall time (and at its waits), not once per decision.
     slice_s = 0.005
-    monkeypatch.setattr(referee.match.intake, "FAIR_SLICE_S", slice_s)
+    monkeypatch.setattr(referee.match.fair_slice, "FAIR_SLICE_S", slice_s)
     reads = 0
 
     def standing_still() -> float:
@@ -230,7 +231,7 @@ async def test_the_cpu_clock_is_read_only_when_the_wall_clock_says_the_slice_may
         reads += 1
         return 1.0
 
-    monkeypatch.setattr(referee.match.intake.time, "thread_time", standing_still)
+    monkeypatch.setattr(referee.match.fair_slice.time, "thread_time", standing_still)
     record = await play_pipes(pipe_passing, pipe_passing, pipe_passing)
     decisions = sum(t.decisions for t in record.timings)
     assert record.result.terminations == [] and decisions > 100
