@@ -4,7 +4,8 @@ Every seat answers five calls (``BotChannel``): its name, send a line, read a
 line, stop, and what it wrote on stderr. Some seats can do more, and the
 referee uses it when they can: a pipe it may look into for an answer already
 there (``reader``), no clock for a person (``untimed``), the CPU meter of a
-bot's process tree (``meter``), freezing that tree between requests (``hold``),
+bot's process tree (``meter``) and the time it waited for a CPU (``waited``),
+freezing that tree between requests (``hold``),
 where its quick-answer polls stood after its last game (``poll_schedule``), how
 it is contained (``sandbox``). ``ChannelBase`` declares every one of them with
 the default that means "this seat has no such thing", so the match reads them
@@ -39,7 +40,14 @@ from protocol.messages import PROTOCOL_VERSION, Action, End, Log, Ready, Request
 from referee.errors import BotError
 from referee.pipe import LineReader
 
-__all__ = ["BotChannel", "ChannelBase", "DeadBot", "InProcessSeat", "adopt", "check_channel"]
+__all__ = ["BotChannel", "ChannelBase", "DeadBot", "InProcessSeat", "WaitMeter", "adopt", "check_channel"]
+
+
+class WaitMeter(Protocol):
+    """The time a seat's tasks have waited for a CPU, in nanoseconds, counting upwards; with
+    ``going_on``, the waits not over yet as well, as far as the host can tell (dearer to read)."""
+
+    def __call__(self, going_on: bool = False) -> int: ...
 
 
 class BotChannel(Protocol):
@@ -79,6 +87,11 @@ class ChannelBase(abc.ABC):
     meter: Callable[[], int] | None = None
     """The CPU time its whole process tree has used, in nanoseconds: what the cpu clock charges, and
     the evidence of a bot running while it is not asked."""
+
+    waited: WaitMeter | None = None
+    """The time the tasks of its process tree have waited for a CPU while they could run, in
+    nanoseconds: what the cpu clock leaves out of a decision's wall time. None: the seat's sleep
+    is not measured (with a ``meter``, the cpu clock then charges its CPU alone, up to the backstop)."""
 
     poll_schedule: tuple[int, int] | None = None
     """Where the referee's quick-answer polls stood at the end of this seat's last game (referee.match.intake),
@@ -266,6 +279,10 @@ def _check_members(channel: ChannelBase) -> None:
     if channel.meter is not None:
         first = channel.meter()
         assert isinstance(first, int) and 0 <= first <= channel.meter(), "meter must count CPU ns upwards"
+    if channel.waited is not None:
+        first = channel.waited()
+        assert isinstance(first, int) and 0 <= first <= channel.waited(), "waited must count ns upwards"
+        assert isinstance(channel.waited(going_on=True), int), "waited(going_on=True) must count ns"
 
 
 async def _check_dead(channel: ChannelBase, seconds: float) -> None:

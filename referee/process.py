@@ -232,7 +232,7 @@ class StderrTail:
 
 class BotProcess(ChannelBase):
     """A running bot: bounded line input, message output, stderr tail, exit status (a ``ChannelBase``
-    that offers everything the contract declares: its pipe, its CPU meter, a freezer, a sandbox)."""
+    that offers everything the contract declares: its pipe, its CPU and wait meters, a freezer, a sandbox)."""
 
     def __init__(
         self, spec: BotSpec, process: RunningProcess, settings: RefereeSettings, launch: Launch | None = None
@@ -269,6 +269,10 @@ class BotProcess(ChannelBase):
         self.frozen = False
         self.meter = group.cpu_usage_ns if group is not None and group.can_measure else None
         """The CPU time in nanoseconds the bot's whole tree has used (the cpu clock reads it); None without."""
+        self.waited = (
+            group.cpu_wait_ns if self.meter is not None and group is not None and group.can_measure_waits else None
+        )
+        """The time in nanoseconds the tree's tasks have waited for a CPU (the cpu clock does not charge it)."""
         # Caught running while not asked: frozen between its requests in later games too. Without a
         # CPU meter to catch it by (no control group), held between its requests from the start.
         self.restless = self.freezer is not None and self.meter is None

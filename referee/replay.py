@@ -80,8 +80,9 @@ class Header(msgspec.Struct, tag="header", tag_field="type", kw_only=True):
     illegal_action: str
     started: str
     clock: str = "wall"
-    """What each decision's ``ms`` is: the referee's wall clock ("wall"), or the CPU time the
-    seat's whole tree used ("cpu"; a seat without CPU accounting is charged wall time)."""
+    """What each decision's ``ms`` is: the referee's wall clock ("wall"), or the time the seat could
+    have used ("cpu": its wall time less its waits for a CPU, or its tree's CPU time, the more; a
+    seat without CPU accounting is charged wall time; referee.settings.Clock)."""
 
 
 class ChanceRecord(msgspec.Struct, tag="chance", tag_field="type", kw_only=True):

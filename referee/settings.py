@@ -91,12 +91,15 @@ class Clock(msgspec.Struct, frozen=True, kw_only=True):
     time: TimeControl = TimeControl()
     """The limits every bot is told in its start message: startup, per decision, the bank."""
     mode: ClockMode = "cpu"
-    """What a decision is charged: the CPU time the bot's whole tree used from the request's write to
-    the answer's read ("cpu", where the host gives each bot a control group with CPU accounting; a
-    seat without one is charged wall time), or the referee's wall clock meanwhile ("wall")."""
+    """What a decision is charged, from the request's write to the answer's read: "cpu", the time the
+    seat's bot could have used (its wall time less what its processes, and the referee, waited for a
+    CPU, or the CPU its whole tree used, whichever is more: its computing and its sleeping, not a busy
+    host's delays; referee.match.clock), where the host gives each bot a control group with CPU
+    accounting (a seat without one is charged wall time); or "wall", the referee's wall clock."""
     backstop: float = 5.0
     """Under the cpu clock, a decision also ends when its wall time reaches this many times its
-    budget: the bound for a bot that sleeps or blocks, which uses no CPU."""
+    budget: the bound for what the meters cannot see (a host that keeps no run delays, a referee
+    that itself waits for a CPU while a seat sleeps)."""
     margin_ms: int = DEFAULT_MARGIN_MS
     """Added to every deadline, for the harness's own scheduling noise (bots are not told)."""
     game_wall_ms: int = 0

@@ -1,18 +1,26 @@
 """A match's clocks: each seat's bank and meters, each request's deadline and charge, the watchdog.
 
 ``SeatClock`` is one seat's side: its bank, what it has been charged, the
-meter of its bot's tree (the CPU time it used) and the freezer that holds the
-tree between its requests when it was caught running unasked. ``MatchClock``
-is the match's side: it opens a request (``open_request``), keeps its
-deadline with one watchdog task, and closes it (``close``): what the decision
-cost the seat, out of its allowance and then its bank.
+meters of its bot's tree (the CPU time it used, the time it waited for a CPU)
+and the freezer that holds the tree between its requests when it was caught
+running unasked. ``MatchClock`` is the match's side: it opens a request
+(``open_request``), keeps its deadline with one watchdog task, and closes it
+(``close``): what the decision cost the seat, out of its allowance and then its
+bank.
 
-Every request has a deadline of the decision allowance plus what is left in
-the seat's bank plus the harness margin, measured on Trio's clock from the
-moment the request has been written to the moment the answer's line is read.
-Under the cpu clock the budget is the CPU time the seat's tree uses while it is
-asked, with a wall-time backstop (``Clock.backstop`` times the budget) for a
-bot that sleeps or blocks.
+Every request has a budget of the decision allowance plus what is left in the
+seat's bank plus the harness margin, measured on Trio's clock from the moment
+the request has been written to the moment the answer's line is read. Under
+the wall clock that is what the seat is charged. Under the cpu clock a seat is
+charged what it could have used: its wall time less the time its processes
+waited for a CPU and the referee waited for one meanwhile (so a busy host
+decides nothing), or the CPU its tree used, whichever is more (so a tree that
+computes on several threads pays for each). Sleeping, blocking, and making the
+referee work (reading a flood of output) all cost the seat; waiting for a core
+does not. A wall-time backstop (``Clock.backstop`` times the budget) bounds
+what the meters cannot see: a seat whose host keeps no run delays is charged
+its CPU alone, and a referee that itself waits for a CPU while a seat sleeps
+credits that wait to the seat.
 
 The deadlines are kept by one watchdog task per match rather than a cancel
 scope per request: opening and closing a Trio cancel scope costs about as much
@@ -35,9 +43,15 @@ from referee.channel import ChannelBase
 from referee.errors import BotTimedOut
 from referee.match import trio_peek
 from referee.match.values import SeatTiming
+from referee.run_delay import thread_delay_ns
 from referee.settings import Clock
 
 __all__ = ["RAN_UNASKED_NS", "Greeting", "MatchClock", "OpenRequest", "SeatClock"]
+
+CLOSE_ENOUGH_S = 0.001
+"""A decision whose wall time is within this of its CPU time is charged its wall time, its waits
+unread: the truth lies between the two, so the charge is at most this much over it, and reading
+the waits of every task of the seat is the dearest part of the clock (bench/README.md)."""
 
 RAN_UNASKED_NS = 2_000_000
 """CPU time a bot's tree may use between its answer and its next request (finishing its write,
@@ -48,7 +62,10 @@ tree is frozen between its requests (``ChannelBase.hold``)."""
 class SeatClock:
     """One seat's clock: its bank, its charges, its meter and its freezer."""
 
-    __slots__ = ("bank_s", "bot", "decisions", "hold", "holdable", "max_s", "meter", "rested", "total_s", "untimed")
+    __slots__ = (
+        "bank_s", "bot", "decisions", "hold", "holdable", "max_s", "meter", "rested", "total_s", "untimed", "waited",
+        "waits_at_rest",
+    )  # fmt: skip
 
     def __init__(self, bot: ChannelBase, bank_s: float) -> None:
         self.bank_s = bank_s
@@ -64,9 +81,11 @@ class SeatClock:
         # can and does not let bots ponder); and that, already, for a process caught running
         # unasked in an earlier game.
         self.meter = bot.meter
+        self.waited = bot.waited if bot.meter is not None else None  # its tree's wait for a CPU, ns
         self.holdable = bot.hold if bot.can_hold else None
         self.hold = self.holdable if bot.restless else None
         self.rested = -1  # its tree's CPU time when its last answer was read (-1: none yet)
+        self.waits_at_rest = -1  # its wait meter then, when it was frozen until its next request (-1: unknown)
         self.untimed = bot.untimed  # a person at the terminal plays without a clock
 
     def rests(self, usage: int) -> None:
@@ -101,63 +120,113 @@ class SeatClock:
         )
 
 
-class OpenRequest:
-    """The request the referee is waiting on: whose, which, since and until when."""
+class _Meters:
+    """A seat's meters read when its clock started: what the cpu clock charges is counted from here."""
 
-    __slots__ = ("backstop", "budget", "cpu_start", "deadline", "expired", "metered", "request", "seat", "start")
+    __slots__ = ("awake", "cpu_start", "own_start", "seat", "start", "waited_s", "waits_end", "waits_start")
 
     def __init__(self, seat: SeatClock) -> None:
         self.seat = seat
+        self.start = 0.0  # the wall time the charge runs from
+        self.cpu_start = 0  # the seat's CPU meter then
+        self.waits_start = -1  # its wait meter then (-1: none, its CPU alone is charged)
+        self.waits_end = -1  # and at the last look (``used``)
+        self.own_start = 0  # the referee thread's own wait for a CPU then
+        self.waited_s = 0.0  # at the last look (``used``): what the seat and the referee waited for a CPU
+        self.awake = False  # and whether its wall time less those waits was what it had used, not its CPU
+
+    def read(self, usage: int) -> None:
+        """The clock starts now; ``usage``: the seat's CPU meter, read just now."""
+        self.cpu_start = usage
+        seat = self.seat
+        waited = seat.waited
+        if waited is not None:
+            # A tree frozen since its last answer has waited for nothing since: its meter then stands.
+            self.waits_start = seat.waits_at_rest if seat.waits_at_rest >= 0 else waited()
+            seat.waits_at_rest = -1
+            self.own_start = thread_delay_ns()
+        else:
+            self.waits_start = -1
+
+    def used(self, now: float, usage: int, *, going_on: bool = False) -> float:
+        """What the seat has used of its budget by ``now``, in seconds, its CPU meter reading ``usage``:
+        its CPU time, or its wall time less the time it and the referee waited for a CPU, the more.
+        ``going_on``: a look before its answer, when its tasks may be waiting for a CPU still."""
+        cpu = (usage - self.cpu_start) / 1e9
+        waited = self.seat.waited
+        if waited is None or self.waits_start < 0:
+            self.awake = False
+            return cpu
+        self.waits_end = waited(going_on)
+        self.waited_s = (self.waits_end - self.waits_start + thread_delay_ns() - self.own_start) / 1e9
+        awake = now - self.start - self.waited_s
+        self.awake = awake > cpu
+        return awake if self.awake else cpu
+
+    def words(self, budget_ms: float) -> str:
+        """How a budget ran out, after "within": on the CPU meter, or in wall time less the waits."""
+        if self.awake:
+            return f"{budget_ms:.0f} ms, not counting the {self.waited_s * 1000:.0f} ms its processes and the referee waited for a CPU"
+        return f"{budget_ms:.0f} ms of CPU time"
+
+
+class OpenRequest(_Meters):
+    """The request the referee is waiting on: whose, which, since and until when."""
+
+    __slots__ = ("backstop", "budget", "deadline", "expired", "metered", "request")
+
+    def __init__(self, seat: SeatClock) -> None:
+        super().__init__(seat)
         self.request = 0
-        self.start = 0.0  # when the request was in the pipe: the wall time the decision is measured from
         self.deadline = math.inf
         self.budget = math.inf
         self.expired = False  # the watchdog has cancelled the decision loop for it
-        # Under the cpu clock: the seat's CPU meter is what runs out, from its reading when the
-        # request went out, and the wall time past which the request ends whatever CPU it used.
+        # Under the cpu clock: the seat's meters are what runs out, and the wall time past which
+        # the request ends whatever they say.
         self.metered = False
-        self.cpu_start = 0
         self.backstop = math.inf
 
-    def cpu_used_s(self) -> float:
-        """The CPU the seat's tree has used on this request so far, in seconds (a metered request)."""
+    def used_now(self, now: float) -> float:
+        """What the seat has used of this request's budget by ``now`` (a metered request)."""
         meter = self.seat.meter
         assert meter is not None
-        return (meter() - self.cpu_start) / 1e9
+        return self.used(now, meter(), going_on=True)
 
 
-class Greeting:
+class Greeting(_Meters):
     """A seat's wait for its ready line: when to look next, and whether the limit ran out at a look."""
 
-    __slots__ = ("backstop", "check_at", "clock", "cpu_start", "seat")
+    __slots__ = ("backstop", "check_at", "clock", "metered")
 
     def __init__(self, clock: MatchClock, seat: SeatClock, due: float) -> None:
+        super().__init__(seat)
         self.clock = clock
-        self.seat = seat
         self.check_at = due  # the first moment the startup limit can have run out
         self.backstop = due
-        self.cpu_start = 0
-        if clock.cpu_clock and seat.meter is not None and not seat.untimed:
-            self.cpu_start = seat.meter()
-            self.backstop = due + (clock.backstop_factor - 1) * clock.startup_s
+        self.metered = clock.cpu_clock and seat.meter is not None and not seat.untimed
+        if self.metered:
+            assert seat.meter is not None
+            self.start = due - clock.startup_s
+            self.read(seat.meter())
+            self.backstop = self.start + clock.backstop_factor * clock.startup_s
 
     def look(self) -> None:
         """The ready line has not come by ``check_at``: move it to the next look, or time the seat out.
 
-        Under the cpu clock the startup limit is CPU time too, for the same
-        reason as a decision's: on a busy host thousands of bots starting at
+        Under the cpu clock the startup limit is counted as a decision's budget
+        is, for the same reason: on a busy host thousands of bots starting at
         once wait for a core far longer than they use one. The wait goes on
-        while the seat's tree has not used it, up to the backstop in wall time.
+        while the seat has not used its limit, up to the backstop in wall time.
         """
         clock, meter = self.clock, self.seat.meter
-        if not clock.cpu_clock or meter is None or self.seat.untimed:
+        if not self.metered or meter is None:
             raise clock.startup_timeout()
         now = trio.current_time()
         if now >= self.backstop:
             raise clock.startup_timeout("backstop")
-        left = clock.startup_s - (meter() - self.cpu_start) / 1e9
+        left = clock.startup_s - self.used(now, meter(), going_on=True)
         if left <= 0:
-            raise clock.startup_timeout("cpu")
+            raise BotTimedOut(f"no ready line within the startup limit of {self.words(clock.settings.time.startup_ms)}")
         self.check_at = min(now + left, self.backstop)
 
 
@@ -210,10 +279,10 @@ class MatchClock:
         if open_ is None:
             open_ = self.slot = OpenRequest(seat)
         open_.seat, open_.request, open_.expired = seat, request, False
-        open_.deadline, open_.budget = deadline, budget
+        open_.deadline, open_.budget, open_.start = deadline, budget, now  # start: again once it is written
         open_.metered = meter is not None and self.cpu_clock
         if open_.metered:
-            open_.cpu_start = usage
+            open_.read(usage)
             open_.backstop = now + budget * self.backstop_factor
             if open_.backstop > self.wall_deadline:  # noqa: PLR1730 - as above
                 open_.backstop = self.wall_deadline
@@ -228,10 +297,10 @@ class MatchClock:
         """The answer to ``open_`` was read at ``end``: what the decision costs its seat, in seconds,
         charged to it (its allowance, then its bank); BotTimedOut when that is over its budget.
 
-        The seat is frozen first if it is held between requests, and its meter
+        The seat is frozen first if it is held between requests, and its meters
         read after: what its tree uses from then on ran while it was not asked.
-        Under the cpu clock the cost is the CPU its tree used for the decision
-        (the wait for a CPU on a busy host is not its), else the wall time.
+        Under the cpu clock the cost is what the seat used (``_Meters.used``),
+        else the wall time.
         """
         self.open = None
         seat = open_.seat
@@ -241,9 +310,19 @@ class MatchClock:
         if meter is not None:
             usage = seat.rested = meter()
         if open_.metered:
-            elapsed = (usage - open_.cpu_start) / 1e9
-            if elapsed > open_.budget:
+            cpu, wall = (usage - open_.cpu_start) / 1e9, end - open_.start
+            if open_.waits_start >= 0 and wall - CLOSE_ENOUGH_S <= cpu:
+                # The usual case, an answer as quick as the bot's work on it: its waits are not read.
+                open_.awake = wall > cpu
+                elapsed = wall if open_.awake else cpu
+            else:
+                elapsed = open_.used(end, usage)
+                if seat.hold is not None and open_.waits_start >= 0:
+                    seat.waits_at_rest = open_.waits_end  # read after the freeze: it stands until the thaw
+            if elapsed > open_.budget and not open_.awake:
                 # Spent on more than one core between two looks of the watchdog: over all the same.
+                # (Wall time over the budget is an answer the watchdog had not yet looked at: as under
+                # the wall clock, it is taken and charged, the bank then empty.)
                 raise BotTimedOut(
                     f"used {elapsed * 1000:.0f} ms of CPU on request {open_.request}, "
                     f"more than its {open_.budget * 1000:.0f} ms"
@@ -273,10 +352,10 @@ class MatchClock:
                 if not open_.metered:
                     open_.expired = True
                 else:
-                    # The cpu clock: the budget is CPU time, which runs no faster than the
-                    # wall clock for a tree bounded to one core, so this is the first moment
-                    # it can be spent. Not spent yet: look again when it could be.
-                    left = open_.budget - open_.cpu_used_s()
+                    # The cpu clock: what the seat used runs no faster than the wall clock
+                    # (a tree bounded to one core), so this is the first moment the budget
+                    # can be spent. Not spent yet: look again when it could be.
+                    left = open_.budget - open_.used_now(now)
                     if left <= 0:
                         open_.expired = True
                     elif now < open_.backstop:
@@ -334,14 +413,15 @@ class MatchClock:
         if open_.metered and open_.deadline >= open_.backstop:
             return BotTimedOut(
                 f"no answer to request {open_.request} within {open_.budget * clock.backstop * 1000:.0f} "
-                f"ms of wall time, the cpu clock's bound for a bot that sleeps or blocks "
+                f"ms of wall time, the cpu clock's backstop for what its meters cannot see "
                 f"({clock.backstop:g} x its {open_.budget * 1000:.0f} ms)"
             )
-        if open_.metered:
+        if open_.metered and not open_.awake:
             return BotTimedOut(
                 f"used more than {open_.budget * 1000:.0f} ms of CPU on request {open_.request} {allowance}"
             )
-        return BotTimedOut(f"no answer to request {open_.request} within {open_.budget * 1000:.0f} ms {allowance}")
+        within = open_.words(open_.budget * 1000) if open_.metered else f"{open_.budget * 1000:.0f} ms"
+        return BotTimedOut(f"no answer to request {open_.request} within {within} {allowance}")
 
     # --- the start-up ----------------------------------------------------------------
 
@@ -354,14 +434,12 @@ class MatchClock:
         return Greeting(self, seat, due)
 
     def startup_timeout(self, on: str = "") -> BotTimedOut:
-        """The seat said no ``ready`` in time; ``on``: "cpu" or "backstop" when the cpu clock ended it."""
+        """The seat said no ``ready`` in time; ``on``: "backstop" when the cpu clock's backstop ended it."""
         limit = self.settings.time.startup_ms
-        if on == "cpu":
-            return BotTimedOut(f"no ready line within the startup limit of {limit} ms of CPU time")
         if on == "backstop":
             return BotTimedOut(
                 f"no ready line within {limit * self.settings.backstop:.0f} ms of wall time "
                 f"({self.settings.backstop:g} x the startup limit of {limit} ms), "
-                "the cpu clock's bound for a bot that sleeps or blocks"
+                "the cpu clock's backstop for what its meters cannot see"
             )
         return BotTimedOut(f"no ready line within the startup limit of {limit} ms")

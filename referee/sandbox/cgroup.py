@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable
 from typing import Self
 
+from referee.run_delay import KEPT, TaskDelays
+from referee.run_delay import available as run_delays_available
 from referee.sandbox.cgroup_host import (
     WITHOUT,
     CgroupError,
@@ -105,6 +107,8 @@ class BotCgroup:
         self._all = every
         self._freeze_fd: int | None = None
         self._usage_fd: int | None = None
+        self._pressure: str | None = None  # v2's cpu.pressure, where the kernel keeps it per group
+        self._delays: TaskDelays | None = None  # else each task's run delay
         self._removed = False
         self._signalled: set[int] = set()  # the pids kill_all has sent SIGKILL to
 
@@ -162,6 +166,7 @@ class BotCgroup:
             # frozen: referee.match): a referee holding thousands of bots counts descriptors.
             if support.cpu_usage:
                 group._usage_fd = _open(group._file("cpu_usage", "cpu.stat", "cpuacct.usage"), os.O_RDONLY)
+                group._open_wait_meter()
         except BaseException:
             group._all = made  # a folder of that name this call did not make is not ours to remove
             group.remove()
@@ -322,6 +327,55 @@ class BotCgroup:
             return _field(text, b"usage_usec", self._file("cpu_usage", "cpu.stat", "cpuacct.usage")) * 1000
         return int(text)
 
+    @property
+    def can_measure_waits(self) -> bool:
+        """Whether this host tells how long the group's tasks waited for a CPU (``cpu_wait_ns``)."""
+        return self._pressure is not None or self._delays is not None
+
+    def _open_wait_meter(self) -> None:
+        """Open what ``cpu_wait_ns`` reads: v2's cpu.pressure where the kernel keeps it for the group,
+        else the group's list of tasks, whose run delays are summed; nothing where neither is there."""
+        folder = self._folder("cpu_usage")
+        if self._v2:
+            pressure = os.path.join(folder, "cpu.pressure")
+            try:
+                _pressure_total(KEPT.read(pressure, 256))
+                self._pressure = pressure
+                return
+            except (OSError, ValueError):  # pressure off for this group (cgroup.pressure 0, psi=0)
+                KEPT.forget(pressure)
+        if run_delays_available():
+            try:
+                listing = os.path.join(folder, "cgroup.threads" if self._v2 else "tasks")
+                count = (
+                    os.path.join(self._folders["processes"], "pids.current") if "processes" in self._folders else None
+                )
+                self._delays = TaskDelays(listing, fresh=self._v2, count=count)
+            except OSError:
+                self._delays = None
+
+    def cpu_wait_ns(self, going_on: bool = False) -> int:
+        """The time the tree's tasks have waited for a CPU while they could run, in nanoseconds; with
+        ``going_on``, their waits not yet over as well (a look before the seat has answered).
+
+        On v2 with pressure accounting, the group's cpu.pressure "some" total:
+        the time at least one of its tasks waited, present waits included.
+        Otherwise the sum of each task's run delay (referee.run_delay), counting
+        a task that ended at its last reading: two tasks waiting at once count
+        twice, which errs towards the bot (its charge is never less than its CPU
+        time, referee.match.clock).
+        """
+        try:
+            if self._pressure is not None:
+                return _pressure_total(KEPT.read(self._pressure, 256)) * 1000
+            if self._delays is not None:
+                return self._delays.total_ns(going_on=going_on)
+        except (OSError, ValueError) as exc:
+            path = self._file("cpu_usage", "cpu.pressure", "tasks")
+            raise CgroupError(f"cannot read how long {path}'s tasks waited: {exc}", path) from None
+        path = self._file("cpu_usage", "cpu.pressure", "tasks")
+        raise CgroupUnavailable(f"no wait for a CPU measured for {path} on this host")
+
     def memory_peak(self) -> int:
         """The most memory the tree held at once, in bytes (v2: Linux 5.19 or later)."""
         if not self._support.memory_peak:
@@ -408,6 +462,11 @@ class BotCgroup:
             if fd is not None:
                 os.close(fd)
         self._freeze_fd = self._usage_fd = None
+        if self._pressure is not None:
+            KEPT.forget(self._pressure)
+        if self._delays is not None:
+            self._delays.close()
+            self._delays = None
         self._removed = True
         left = []
         for folder in self._all:
@@ -431,6 +490,14 @@ class BotCgroup:
 
     def __repr__(self) -> str:
         return f"BotCgroup({self.name!r}, {'removed' if self._removed else ', '.join(self._all)})"
+
+
+def _pressure_total(text: bytes) -> int:
+    """The "some" line's total (microseconds) of a pressure file (``some avg10=0.00 ... total=123``)."""
+    some = text.split(b"\n", 1)[0]
+    if not some.startswith(b"some "):
+        raise ValueError(f"not a pressure file: {text[:80]!r}")
+    return int(some.rpartition(b"total=")[2])
 
 
 def _open(path: str, flags: int) -> int:

@@ -11,7 +11,8 @@ settings alone, before any bot starts:
   stderr and its control group's CPU time file; referee/process.py,
   referee/sandbox/cgroup.py; a pidfd only while its exit is awaited, and a poll
   instead where none can be had), each game one more for its replay file,
-  and the referee keeps a few dozen of its own (store, event loop, workers' pipes);
+  and the referee keeps a few dozen of its own (store, event loop, workers' pipes)
+  and at most ``KEPT_FILES`` for the cpu clock's reading of its bots' waits;
   the process's limit is its soft RLIMIT_NOFILE, which the referee raises to the
   hard limit (at most 65,536; as root it first tries to raise the hard limit to
   65,536, which a container without CAP_SYS_RESOURCE refuses) when it starts bots.
@@ -30,11 +31,13 @@ import math
 import os
 import resource
 
+from referee.run_delay import KEPT_FILES
 from referee.sandbox.resources import UIDS_PER_REFEREE
 from tournaments.config.sections import RunCounts
 from tournaments.config.tournament import TournamentConfig
 
 __all__ = [
+    "FILES_FOR_WAITS",
     "FILES_PER_BOT",
     "FILES_PER_CONTAINED_BOT",
     "FILES_PER_GAME",
@@ -51,6 +54,7 @@ FILES_PER_BOT = 3
 FILES_PER_CONTAINED_BOT = FILES_PER_BOT + 1  # at standard and strict: its control group's CPU time file
 FILES_PER_GAME = 1
 FILES_RESERVED = 64
+FILES_FOR_WAITS = KEPT_FILES  # at standard and strict: the run delays the cpu clock reads (referee.run_delay)
 _WANTED_FILES = 65536  # what referee.process.raise_open_file_limit asks for
 
 
@@ -105,9 +109,10 @@ def check_capacity(
         )
     limit = open_file_limit() if open_files is None else open_files
     per_bot = FILES_PER_BOT if sandbox == "none" else FILES_PER_CONTAINED_BOT
-    needed = bots * per_bot + games * FILES_PER_GAME + FILES_RESERVED
+    reserved = FILES_RESERVED if sandbox == "none" else FILES_RESERVED + FILES_FOR_WAITS
+    needed = bots * per_bot + games * FILES_PER_GAME + reserved
     if needed > limit:
-        most = (limit - FILES_RESERVED) // (table_size * per_bot + FILES_PER_GAME)
+        most = (limit - reserved) // (table_size * per_bot + FILES_PER_GAME)
         raise CapacityError(
             f"concurrency {concurrency} needs about {needed} open files {where}, more than this "
             f"process's limit of {limit}: at most {most} games of {table_size} per referee process; "

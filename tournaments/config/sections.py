@@ -71,8 +71,9 @@ class TimeSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     clock: Annotated[
         ClockMode,
         msgspec.Meta(
-            description="what a decision is charged: cpu (the CPU the bot's whole tree used; a busy host does "
-            "not make bots lose on time) or wall (the referee's wall clock); PROTOCOL.md"
+            description="what a decision is charged: cpu (the time the bot's whole tree could have used, "
+            "sleep included: a busy host does not make bots lose on time) or wall (the referee's wall clock); "
+            "PROTOCOL.md"
         ),
     ] = DEFAULT_SETTINGS.clock.mode
     ponder: Annotated[

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from referee.sandbox.resources import UIDS_PER_REFEREE
 from tests.conftest import TEST_BOTS
 from tournaments.cli import app
-from tournaments.config.capacity import CapacityError, check_capacity
+from tournaments.config.capacity import FILES_FOR_WAITS, CapacityError, check_capacity
 
 PLENTY = 10**6
 
@@ -37,6 +37,11 @@ def test_open_files_bound_every_level() -> None:
     check_capacity(100, 1, 4, "none", root=False, open_files=1364)
     with pytest.raises(CapacityError, match=r"about 1364 open files.*limit of 1363.*ulimit -n"):
         check_capacity(100, 1, 4, "none", root=False, open_files=1363)
+    # Contained: 4 descriptors a bot, and the cpu clock's kept run-delay files (at most FILES_FOR_WAITS).
+    contained = 400 * 4 + 100 + 64 + FILES_FOR_WAITS
+    check_capacity(100, 1, 4, "standard", root=False, open_files=contained)
+    with pytest.raises(CapacityError, match=rf"about {contained} open files"):
+        check_capacity(100, 1, 4, "standard", root=False, open_files=contained - 1)
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,7 @@ class Transcript(ChannelBase):
         """Offer the referee what the process offers (its CPU meter, its freezer): check-bot plays a
         bot under the clock and the fairness rules of a tournament, not a gentler one."""
         self.meter = process.meter
+        self.waited = process.waited
         self.sandbox = process.sandbox
         self.restless = False
         self.poll_schedule = None
