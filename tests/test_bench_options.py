@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
         ("bench/fairness.py", ["--scenario", "both"], "invalid choice: 'both' (choose from 'spin', 'load', 'all')"),
         ("bench/fairness.py", ["--clock", "sun"], "invalid choice: 'sun' (choose from 'wall', 'cpu')"),
         ("bench/concurrency.py", ["--clock", "sun"], "invalid choice: 'sun' (choose from 'wall', 'cpu')"),
+        ("bench/output_cost.py", ["--when", "during"], "invalid choice: 'during' (choose from 'before', 'after')"),
         ("bench/busy.py", ["--seconds", "0"], "the time to measure must be more than 0 seconds"),
         ("bench/busy.py", ["--slice", "nan"], "the time to measure must be more than 0 seconds"),
         ("bench/busy.py", ["--loops", "99"], "'99': the number of busy loops must be from 0 to 64"),

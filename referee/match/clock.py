@@ -42,6 +42,7 @@ import trio
 from referee.channel import ChannelBase
 from referee.errors import BotTimedOut
 from referee.match import trio_peek
+from referee.match.intake import OutputCost
 from referee.match.values import SeatTiming
 from referee.run_delay import thread_delay_ns
 from referee.settings import Clock
@@ -63,12 +64,13 @@ class SeatClock:
     """One seat's clock: its bank, its charges, its meter and its freezer."""
 
     __slots__ = (
-        "bank_s", "bot", "decisions", "hold", "holdable", "max_s", "meter", "rested", "total_s", "untimed", "waited",
-        "waits_at_rest",
+        "bank_s", "bot", "decisions", "hold", "holdable", "max_s", "meter", "output", "rested", "total_s", "untimed",
+        "waited", "waits_at_rest",
     )  # fmt: skip
 
-    def __init__(self, bot: ChannelBase, bank_s: float) -> None:
+    def __init__(self, bot: ChannelBase, bank_s: float, output: OutputCost) -> None:
         self.bank_s = bank_s
+        self.output = output  # what the referee spends decoding the seat's long lines (referee.match.intake)
         self.decisions = 0
         self.total_s = 0.0
         self.max_s = 0.0
@@ -95,11 +97,6 @@ class SeatClock:
         if self.hold is None and self.holdable is not None and 0 <= self.rested < usage - RAN_UNASKED_NS:
             self.hold = self.holdable
             self.bot.restless = True
-
-    def idle(self) -> None:
-        """The seat has answered (or said ready): a seat held between its requests is frozen until the next."""
-        if self.hold is not None:
-            self.hold()
 
     def charge(self, elapsed: float, allowance: float) -> None:
         """The decision cost ``elapsed`` seconds: over the allowance comes out of the bank."""
@@ -173,10 +170,11 @@ class _Meters:
 class OpenRequest(_Meters):
     """The request the referee is waiting on: whose, which, since and until when."""
 
-    __slots__ = ("backstop", "budget", "deadline", "expired", "metered", "request")
+    __slots__ = ("backstop", "budget", "deadline", "expired", "metered", "output_before", "request")
 
     def __init__(self, seat: SeatClock) -> None:
         super().__init__(seat)
+        self.output_before = 0.0  # the referee's CPU on the seat's output before the request was written
         self.request = 0
         self.deadline = math.inf
         self.budget = math.inf
@@ -186,11 +184,24 @@ class OpenRequest(_Meters):
         self.metered = False
         self.backstop = math.inf
 
+    def sent(self, now: float) -> None:
+        """The request is in the pipe at ``now``: the wall time the decision is measured from."""
+        self.start = now
+        self.output_before = self.seat.output.spent_s
+
+    def with_output(self, used: float) -> float:
+        """``used`` with the referee's CPU on the seat's output: what it spent while the request was
+        open is no less than the seat's (it counts as much as the seat's own time, not on top), what it
+        spent before the request was written (lines read since the last answer) comes on top."""
+        before = self.output_before
+        during = self.seat.output.spent_s - before
+        return (max(during, used)) + before
+
     def used_now(self, now: float) -> float:
         """What the seat has used of this request's budget by ``now`` (a metered request)."""
         meter = self.seat.meter
         assert meter is not None
-        return self.used(now, meter(), going_on=True)
+        return self.with_output(self.used(now, meter(), going_on=True))
 
 
 class Greeting(_Meters):
@@ -204,6 +215,7 @@ class Greeting(_Meters):
         self.check_at = due  # the first moment the startup limit can have run out
         self.backstop = due
         self.metered = clock.cpu_clock and seat.meter is not None and not seat.untimed
+        seat.output.start(math.inf if seat.untimed else clock.startup_s)
         if self.metered:
             assert seat.meter is not None
             self.start = due - clock.startup_s
@@ -256,9 +268,22 @@ class MatchClock:
         if self.settings.game_wall_ms > 0:
             self.wall_deadline = began + self.settings.game_wall_ms / 1000
 
-    def seat(self, bot: ChannelBase) -> SeatClock:
-        """A clock for a seat played by ``bot``, with the bank of a game's start."""
-        return SeatClock(bot, self.settings.time.bank_ms / 1000)
+    def seat(self, bot: ChannelBase, output: OutputCost) -> SeatClock:
+        """A clock for a seat played by ``bot``, with the bank of a game's start; ``output``: what the
+        referee spends decoding its long lines."""
+        return SeatClock(bot, self.settings.time.bank_ms / 1000, output)
+
+    def ready(self, seat: SeatClock) -> None:
+        """The seat said ready: frozen until its first request if it is held between its requests,
+        and the referee's CPU on its output counted against its first request from now on."""
+        if seat.hold is not None:
+            seat.hold()
+        self._between(seat)
+
+    def _between(self, seat: SeatClock) -> None:
+        """Between two requests of ``seat``: what the referee may spend reading its output is what it
+        would have for its next request, and what it spends counts towards that request."""
+        seat.output.start(math.inf if seat.untimed else self.allowance_s + seat.bank_s + self.margin_s)
 
     # --- a decision ----------------------------------------------------------------
 
@@ -280,6 +305,8 @@ class MatchClock:
             open_ = self.slot = OpenRequest(seat)
         open_.seat, open_.request, open_.expired = seat, request, False
         open_.deadline, open_.budget, open_.start = deadline, budget, now  # start: again once it is written
+        open_.output_before = seat.output.spent_s
+        seat.output.limit(budget)
         open_.metered = meter is not None and self.cpu_clock
         if open_.metered:
             open_.read(usage)
@@ -329,7 +356,9 @@ class MatchClock:
                 )
         else:
             elapsed = end - open_.start
+        elapsed = open_.with_output(elapsed)
         seat.charge(elapsed, self.allowance_s)
+        self._between(seat)
         return elapsed
 
     def abandon(self) -> None:

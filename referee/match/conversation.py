@@ -43,7 +43,7 @@ from referee.games import get_rules
 from referee.games.base import GameState, IllegalAction, RecordingChance, SeededChance
 from referee.match.clock import MatchClock, SeatClock
 from referee.match.fair_slice import FairSlice
-from referee.match.intake import SeatIntake
+from referee.match.intake import OutputCost, SeatIntake
 from referee.match.recorder import MatchRecorder, NullRecorder, ReplayRecorder
 from referee.match.values import MatchRecord, MatchSpec
 from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw
@@ -112,11 +112,7 @@ class _Match:
         self.clock = MatchClock(settings.clock, self.now)
         self.fair = FairSlice(self.now)
         self.channels = [adopt(bot) for bot in bots]
-        max_logs = settings.max_messages_per_decision
-        self.seats = [
-            _Seat(i, bot, SeatIntake(i, bot, self.record, max_logs, self.now), self.clock.seat(bot))
-            for i, bot in enumerate(self.channels)
-        ]
+        self.seats = [self.seat(i, bot) for i, bot in enumerate(self.channels)]
         self.names = [bot.name for bot in self.channels]
         # The deal's events go out with each seat's first request; a given state was dealt long ago.
         self.events: list[msgspec.Struct] = [] if initial_state is not None else list(self.state.deal_events)
@@ -124,6 +120,12 @@ class _Match:
         self.request_id = 0
         self.match_id = spec.match or spec.game  # sent to bots: never the seed
         self.move_ms = settings.clock.time.move_ms
+
+    def seat(self, index: int, bot: ChannelBase) -> _Seat:
+        """Seat ``bot`` at ``index``: the reading of its lines and its clock share what the referee spends on them."""
+        output = OutputCost(self.settings.max_line_bytes)
+        lines = SeatIntake(index, bot, self.record, self.settings.max_messages_per_decision, self.fair, output)
+        return _Seat(index, bot, lines, self.clock.seat(bot, output))
 
     def write_header(self, commands: Sequence[list[str]]) -> None:
         self.record.begin(
@@ -182,7 +184,7 @@ class _Match:
                 continue
             if isinstance(first, Ready):
                 seat.lines.logs = 0
-                seat.clock.idle()
+                self.clock.ready(seat.clock)
             else:
                 more.append(partial(self.take_ready, seat, due, first))
         if more:
@@ -262,7 +264,7 @@ class _Match:
                 lines.accept_ready(message)
                 break
             greeting.look()
-        seat.clock.idle()
+        self.clock.ready(seat.clock)
 
     # --- the decisions -------------------------------------------------------------
 
@@ -353,12 +355,12 @@ class _Match:
         # (while a frozen tree is still frozen) and charges the decision at the close.
         open_ = clock.open_request(seat.clock, request.id)
         try:
-            if lines.reader is not None:
-                lines.check_unasked(request.id)
+            if lines.reader is not None and not lines.quiet():
+                await lines.check_unasked(request.id)
             await seat.bot.send(data)
             # The clock starts once the request is in the pipe: a slow write is the
             # bot not reading, and is covered by the same deadline.
-            open_.start = self.now()
+            open_.sent(self.now())
             # The answer may be there already, or come within microseconds from a bot
             # that answers at once: then no wait, and no pass through Trio's scheduler
             # unless this match has held the thread for its slice.
@@ -421,9 +423,9 @@ class _Match:
             # Output after the seat's last answer other than log lines is never
             # read as part of this game; the process is then not reused, so it
             # cannot reach the next game either.
-            if seat.lines.reader is not None:
+            if seat.lines.reader is not None and not seat.lines.quiet():
                 try:
-                    seat.lines.check_unasked(0)
+                    await seat.lines.check_unasked(0)
                 except BotError:
                     unasked.append(seat)
             end = End(

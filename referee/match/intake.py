@@ -5,6 +5,15 @@ recorded, the quick-answer polls kept to their schedule. ``unasked_output`` is
 the one rule for a line that answers nothing open, whenever it is found. What
 the seat is charged is its clock's (referee.match.clock), not this module's.
 
+What the referee spends reading a seat's output is the seat's (issue 42, item
+3): the decoding of every line over ``LONG_LINE_BYTES`` is timed on the
+referee's own CPU clock and added up in the seat's ``OutputCost``, which its
+clock charges; once it passes what the seat has left of its budget, the seat
+times out and nothing more of its output is decoded. A long log line in the
+usual shape is read for what the replay keeps of it (``protocol.codec.log_message``),
+and a match that reads a flood of output lets the other tables' tasks run
+between lines once it has held the thread for its fair slice.
+
 An answer that is already in the pipe when the request has been written (the
 bot ran while the referee was preempted, or answered on another core) is taken
 without a trip through Trio's scheduler, which costs as much as the rest of a
@@ -17,17 +26,20 @@ bounded by Trio's next deadline), not through the run loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import time
 
 import msgspec
 
-from protocol.codec import ProtocolViolation, decode_bot_message
+from protocol.codec import ProtocolViolation, decode_bot_message, log_message
 from protocol.messages import Action, BotMessage, Log, Ready
 from protocol.untrusted import quote
 from referee.channel import ChannelBase
-from referee.errors import BotProtocolError, internal_error
+from referee.errors import BotProtocolError, BotTimedOut, internal_error
 from referee.match import trio_peek
-from referee.match.recorder import MatchRecorder
+from referee.match.fair_slice import FairSlice
+from referee.match.recorder import LOG_CHARS, MatchRecorder
+from referee.pipe import LineReader
 
 __all__ = [
     "QUICK_ANSWER_S",
@@ -53,6 +65,11 @@ short busy waits in a game (in all its games, for a warm process: the
 schedule goes on from one game to the next), and any bot at most one in
 ``QUICK_RETRY + 1`` decisions. The bound is far below any time limit and below
 the fair slice (referee.match.fair_slice): the other tasks wait no longer than they already may."""
+
+LONG_LINE_BYTES = 4096
+"""A line longer than this has its decoding timed and charged to its seat (``OutputCost``). A
+shorter one costs the referee microseconds, and a seat sends at most ``max_messages_per_decision``
+of them per request: not worth the two reads of the CPU clock."""
 
 QUICK_RETRY = 8
 """Decisions a seat is waited for as usual after a poll found no answer within ``QUICK_ANSWER_S``."""
@@ -113,28 +130,79 @@ def decode(line: bytes) -> BotMessage:
 # --- a seat ----------------------------------------------------------------------
 
 
+OUTPUT_BYTES_PER_S = 16 << 20
+"""The bytes a seat may send per second of its budget, one line of the longest allowed besides:
+reading them costs the referee about a hundredth of that second (decoding them is charged)."""
+
+
+class OutputCost:
+    """What one seat's output costs the referee since its last answer, and the most it may.
+
+    The decoding of its long lines, on the referee's own CPU clock
+    (``spent_s``, at most ``limit_s``), and the bytes read from its pipe (at
+    most ``limit_bytes``: reading them is cheap, but not free, and not timed).
+    Its clock (referee.match.clock) sets the limits from what the seat has left
+    of its budget (``limit``), charges ``spent_s`` with each decision and starts
+    the count again (``start``)."""
+
+    __slots__ = ("bytes_from", "limit_bytes", "limit_s", "line_bytes", "reader", "spent_s")
+
+    def __init__(self, line_bytes: int) -> None:
+        self.line_bytes = line_bytes  # the longest line the seat may send
+        self.reader: LineReader | None = None  # the seat's pipe, when the referee reads it itself
+        self.spent_s = 0.0
+        self.limit_s = math.inf
+        self.bytes_from = 0  # the pipe's count of bytes read when the count started
+        self.limit_bytes = math.inf
+
+    def limit(self, seconds: float) -> None:
+        """The seat has ``seconds`` of budget: the most the referee spends on its output from the start."""
+        self.limit_s = seconds
+        self.limit_bytes = self.line_bytes + OUTPUT_BYTES_PER_S * seconds
+
+    def start(self, seconds: float) -> None:
+        """Count afresh from now, with ``limit(seconds)``."""
+        self.spent_s = 0.0
+        self.bytes_from = self.reader.bytes_read if self.reader is not None else 0
+        self.limit(seconds)
+
+    def check(self, line: int) -> None:
+        """After a long line (``line`` bytes): BotTimedOut past the time limit, a flood past the bytes."""
+        if self.spent_s > self.limit_s:
+            raise BotTimedOut(
+                f"the referee spent {self.spent_s * 1000:.0f} ms of its CPU decoding this seat's output "
+                f"(lines of up to {line} bytes), more than the {self.limit_s * 1000:.0f} ms it had left"
+            )
+        reader = self.reader
+        if reader is not None and reader.bytes_read - self.bytes_from > self.limit_bytes:
+            raise BotProtocolError(
+                f"flood: more than {int(self.limit_bytes)} bytes of output since its last answer (one line and "
+                f"{OUTPUT_BYTES_PER_S >> 20} MiB per second of its {self.limit_s * 1000:.0f} ms)"
+            )
+
+
 class SeatIntake:
     """The referee's bookkeeping for one seat during a match, and the reading of its lines."""
 
     __slots__ = (
-        "answered",
-        "bot",
-        "early",
-        "index",
-        "logs",
-        "max_logs",
-        "now",
-        "poll_in",
-        "poll_skip",
-        "reader",
-        "record",
-    )
+        "answered", "bot", "cost", "early", "fair", "index", "logs", "max_logs", "now", "poll_in", "poll_skip",
+        "reader", "record",
+    )  # fmt: skip
 
     def __init__(
-        self, index: int, bot: ChannelBase, record: MatchRecorder, max_logs: int, now: Callable[[], float]
+        self,
+        index: int,
+        bot: ChannelBase,
+        record: MatchRecorder,
+        max_logs: int,
+        fair: FairSlice,
+        cost: OutputCost,
     ) -> None:
         self.index = index
         self.record = record
+        self.fair = fair  # the match's slice of the thread, given up between long lines
+        self.cost = cost  # what the referee spends decoding this seat's long lines
+        now = fair.now
         self.max_logs = max_logs  # log lines allowed per request (a flood is more)
         self.now = now
         self.answered = 0  # the last request this seat answered
@@ -145,7 +213,7 @@ class SeatIntake:
     def take_seat(self, bot: ChannelBase) -> None:
         """Read ``bot``'s lines (at the start, or a fresh process in place of a broken one)."""
         self.bot = bot
-        self.reader = bot.reader
+        self.reader = self.cost.reader = bot.reader
         # Decisions until the referee polls for a quick answer again (QUICK_ANSWER_S; -1: never, a
         # person), and how many poll_in skips after the next poll that finds nothing. A warm process
         # goes on where its last game left it, so a bot that thinks is not polled for at every start.
@@ -202,21 +270,23 @@ class SeatIntake:
             # Nothing else for this thread to do until the answer (or a deadline, or
             # other I/O) comes: wait in the kernel, not through Trio's run loop.
             line = self.line_blocking(*idle)
-        return decode(line) if line is not None else None
+        if line is None:
+            return None
+        return decode(line) if len(line) <= LONG_LINE_BYTES else self.long_message(line)
 
     def ready_now(self) -> BotMessage | None:
         """The seat's first line after ``start``, decoded, if a warm bot's quick poll finds it; else None."""
         if self.reader is None or self.poll_in != 0:
             return None
         line = self.line_now(QUICK_ANSWER_S)
-        return decode(line) if line is not None else None
+        return self.message(line) if line is not None else None
 
     def message_now(self) -> Ready | Action[msgspec.Raw] | None:
         """The seat's next message that is not a log line, if it has all arrived; log lines before it are recorded."""
         if self.reader is None:
             return None
         while (line := self.line_now()) is not None:
-            message = decode(line)
+            message = self.message(line)
             if not isinstance(message, Log):
                 return message
             self.record_log(0, message)
@@ -231,7 +301,9 @@ class SeatIntake:
                     line = await self.bot.readline()
                 except ProtocolViolation as exc:
                     raise BotProtocolError(str(exc)) from None
-                message = decode(line)
+                message = self.message(line)
+                if len(line) > LONG_LINE_BYTES:
+                    await self.keep_fair()
             if not isinstance(message, Log):
                 if self.early:
                     self.early = False
@@ -253,26 +325,59 @@ class SeatIntake:
             raise not_ready(message)
         self.logs = 0
 
-    def check_unasked(self, next_request: int) -> None:
+    def quiet(self) -> bool:
+        """Nothing sent since the seat's last answer (one ``poll``, no read): the usual state before
+        a request. Then no line still arriving can be mistaken for the answer to the next one."""
+        reader = self.reader
+        assert reader is not None
+        if reader.quiet():
+            self.early = False
+            return True
+        return False
+
+    async def check_unasked(self, next_request: int) -> None:
         """Read what the seat sent since its last answer, before ``next_request`` goes out (0: the game is over).
 
         Log lines are allowed between requests and recorded; anything else
         arrived while no request was open and is unasked output. A line still
-        arriving is marked: it cannot be the answer to the request about to be sent.
+        arriving is marked: it cannot be the answer to the request about to be
+        sent. For a seat that is not ``quiet``; the other tables' tasks run
+        between long lines once the match has held the thread for its slice.
         """
-        reader = self.reader
-        assert reader is not None
-        if reader.quiet():  # the usual case: one poll, nothing to read
-            self.early = False
-            return
         while (line := self.line_now()) is not None:
-            message = decode(line)
+            message = self.message(line)
             if not isinstance(message, Log):
                 after = f"after its answer to request {self.answered}" if self.answered else "after ready"
                 before = f", before request {next_request} was sent" if next_request else ", after the game's end"
                 raise unasked_output(message, self.answered, f"arrived {after}, while no request was open{before}")
             self.record_log(self.answered, message)
-        self.early = reader.partial
+            if len(line) > LONG_LINE_BYTES:
+                await self.keep_fair()
+        assert self.reader is not None
+        self.early = self.reader.partial
+
+    def message(self, line: bytes) -> BotMessage:
+        """One line as a message (``decode``), a long one's decoding charged to the seat."""
+        return decode(line) if len(line) <= LONG_LINE_BYTES else self.long_message(line)
+
+    def long_message(self, line: bytes) -> BotMessage:
+        """A line over ``LONG_LINE_BYTES`` as a message: its decoding timed on the referee's CPU clock
+        and added to the seat's ``OutputCost``; BotTimedOut or a flood once that is over its limits (the
+        message is then not read)."""
+        cost = self.cost
+        began = time.thread_time()
+        try:
+            message = log_message(line, LOG_CHARS) or decode(line)
+        finally:
+            cost.spent_s += time.thread_time() - began
+        cost.check(len(line))
+        return message
+
+    async def keep_fair(self) -> None:
+        """After a long line: let the other tasks run if this match has held the thread for its slice."""
+        now = self.now()
+        if now >= self.fair.due:
+            await self.fair.keep(now)
 
     def take_answer(self, message: Ready | Action[msgspec.Raw], request: int) -> Action[msgspec.Raw]:
         """``message``, read as the answer to ``request``, if it is one; lines that came in the same read checked too."""
@@ -286,7 +391,7 @@ class SeatIntake:
         reader = self.reader
         if reader is not None and reader.partial:
             while (line := reader.pending_line()) is not None:
-                more = decode(line)
+                more = self.message(line)
                 if not isinstance(more, Log):
                     raise unasked_output(more, request, None)
                 self.record_log(request, more)

@@ -14,7 +14,15 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import BadMessage, LineTooLong, ProtocolViolation, decode_bot_message, encode_message
+import protocol.codec
+from protocol.codec import (
+    BadMessage,
+    LineTooLong,
+    ProtocolViolation,
+    decode_bot_message,
+    encode_message,
+    log_message,
+)
 from protocol.messages import Action, Log, Ready
 from referee.pipe import LineReader, StreamClosed, write_now
 
@@ -238,3 +246,62 @@ def test_write_now_on_a_closed_stream_or_to_a_gone_reader_raises_send_alls_error
 def test_write_now_leaves_a_stream_that_is_not_a_pipe_to_send_all() -> None:
     send, _receive = trio.testing.memory_stream_pair()
     assert write_now(send, b"line\n") == b"line\n"
+
+
+# --- a log line read for what is kept of it (log_message) ----------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), st.booleans(), st.booleans(), st.integers(min_value=1, max_value=200))
+def test_a_log_line_in_the_usual_shape_reads_as_its_full_decoding_cut_to_what_is_kept(
+    message: str, ascii_only: bool, spaced: bool, keep: int
+) -> None:
+    separators = (", ", ": ") if spaced else (",", ":")
+    line = json.dumps({"type": "log", "message": message}, ensure_ascii=ascii_only, separators=separators).encode()
+    try:
+        full = decode_bot_message(line)
+    except ProtocolViolation:  # a lone surrogate: refused either way
+        assert log_message(line, keep) is None
+        return
+    fast = log_message(line, keep)
+    assert fast is not None and isinstance(full, Log)
+    assert fast.message == full.message[:keep]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=60), st.sampled_from([b'{"type":"log","message":"', b'{"type": "log", "message": "']))
+def test_whatever_log_message_takes_the_full_decoder_takes_too(body: bytes, prefix: bytes) -> None:
+    line = prefix + body + b'"}'
+    fast = log_message(line, 10)
+    if fast is None:
+        return
+    full = decode_bot_message(line)  # never a ProtocolViolation where the cheap read passed
+    assert isinstance(full, Log) and fast.message == full.message[:10]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":"log","message":"a","type":"action"}',  # the string ends early: another shape
+        b'{"type":"log","message":"a\x01b"}',  # a control character
+        b'{"type":"log","message":"\xff"}',  # not UTF-8
+        b'{"type":"log","message":"\\q"}',  # not an escape
+        b'{"type":"log","message":"\\ud800"}',  # a lone surrogate
+        b'{"type":"log","message":"a\\"}',  # the closing quote escaped
+        b'{"message":"a","type":"log"}',  # fine, but not the usual shape: decoded in full
+    ],
+)
+def test_a_line_out_of_the_usual_shape_or_broken_is_left_to_the_full_decoder(line: bytes) -> None:
+    assert log_message(line, 100) is None
+
+
+def test_a_long_line_of_brackets_in_a_log_costs_no_nesting_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1 MiB of brackets inside the message: the full decoder scans the nesting (numpy), the log read not.
+    line = b'{"type":"log","message":"' + b"[" * ((1 << 20) - 30) + b'"}'
+
+    def no_scan(line: bytes) -> int:
+        raise AssertionError("the nesting of a log line's string was scanned")
+
+    monkeypatch.setattr(protocol.codec, "nesting_depth", no_scan)
+    read = log_message(line, 4096)
+    assert read is not None and read.message == "[" * 4096

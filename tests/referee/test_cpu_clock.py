@@ -110,7 +110,9 @@ async def test_a_bot_that_sleeps_is_charged_its_sleep(timed_bot: Path, tmp_path:
     header = next(line for line in lines if isinstance(line, Header))
     assert header.clock == "cpu"
     first = next(line for line in lines if isinstance(line, ActionRecord) and line.seat == 1)
-    assert first.ms >= 150, first.ms  # charged its sleep: a busy host only makes it longer, never shorter
+    # Charged its sleep, where its CPU is a millisecond or so: less only what the referee itself waited
+    # for a CPU meanwhile (credited to the seat, docs/sandbox.md), which a busy host makes more than 0.
+    assert first.ms > 75, first.ms
 
 
 async def test_a_bot_that_sleeps_past_its_budget_times_out_at_its_budget_not_the_backstop(timed_bot: Path) -> None:

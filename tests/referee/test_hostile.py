@@ -10,6 +10,7 @@ process of the match is left alive.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import socket
 import tempfile
@@ -142,6 +143,21 @@ CASES = [
     Case("long_id", "protocol", "answered request 9999999999"),
     Case(
         "stderr_flood", "protocol", "flood: more than 4194304 bytes on stderr", settings={"stderr_flood_bytes": 4 << 20}
+    ),
+    # Issue 42, item 3: 100 MiB of log lines per request. What its output may cost the referee is
+    # bounded by its budget (300 + 500 + 50 ms here): the bytes it may send (16 MiB a second of it,
+    # and a line), the CPU spent decoding them. Before its answer or after it, plain or dear to decode.
+    Case(
+        "log_flood",
+        "protocol",
+        "flood: more than 15309209 bytes of output since its last answer",
+        args=("before", "brackets"),
+    ),
+    Case(
+        "log_flood",
+        "protocol",
+        "flood: more than 15309209 bytes of output since its last answer",
+        args=("after", "plain"),
     ),
     Case("closes_stdout", "stall", "closed its output but is still running"),
     Case("closes_stdout", "stall", "closed its output but is still running", level="strict"),
@@ -282,6 +298,54 @@ async def test_a_hostile_bot_is_contained(case: Case, tmp_path: Path, arena: Pat
     assert_no_process_left(folder, arena / "passer")
     if case.check is not None:
         case.check(tmp_path, folder)
+
+
+def referee_cpu() -> float:
+    """This process's own CPU time in seconds (its threads, not its bots)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+async def test_a_log_flood_costs_the_referee_no_more_than_the_seats_budget(
+    when: str, tmp_path: Path, arena: Path
+) -> None:
+    # Issue 42, item 3: 100 log lines of almost 1 MiB at each request, the dearest shape to decode
+    # (1 MiB of brackets costs the full decoder ~15 ms): 164 s of the referee's CPU for one game
+    # before its output was bounded by its budget. Now the seat forfeits at its first flood and the
+    # referee spends a fraction of a second on it (bench/output_cost.py has the figures).
+    flood = with_args(load_bot(str(copy_bot(arena, "log_flood"))), when, "brackets")
+    settings = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=5000, move_ms=200, bank_ms=600)), grace_ms=200)
+    began = referee_cpu()
+    record, _ = await play_zoo_match(flood, settings, tmp_path, arena)
+    spent = referee_cpu() - began
+    assert [(t.seat, t.kind) for t in record.result.terminations] == [(SEAT, "protocol")]
+    assert record.timings[SEAT].decisions <= 1
+    assert spent < 5.0, f"the referee spent {spent:.1f} s of CPU on one game"
+    assert_others_played_a_valid_game(record, tmp_path)
+
+
+async def test_a_log_flood_at_one_table_costs_the_seats_of_another_nothing(tmp_path: Path, arena: Path) -> None:
+    # Two tables in one referee: a flood after each answer at one (read between its requests),
+    # honest bots on a 100 ms clock at the other. The referee reads the flood between turns of the
+    # other table's tasks (its fair slice) and stops at the flooder's budget, so the honest seats,
+    # charged their wall time less their waits for a CPU, are never charged its reading.
+    flood = with_args(load_bot(str(copy_bot(arena, "log_flood"))), "after", "brackets")
+    passer = load_bot(str(arena / "passer"))
+    flooded = RefereeSettings(clock=Clock(time=CLOCK), grace_ms=200)
+    tight = RefereeSettings(clock=Clock(time=TimeControl(startup_ms=5000, move_ms=100, bank_ms=0)), grace_ms=200)
+    records: dict[str, MatchRecord] = {}
+
+    async def table(name: str, bots: list[BotSpec], settings: RefereeSettings) -> None:
+        records[name] = await play_match(MatchSpec(game="vendetta", seed=3), bots, settings)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(table, "flood", [passer, flood, passer], flooded)
+        nursery.start_soon(table, "honest", [passer, passer, passer], tight)
+    assert records["honest"].result.terminations == []
+    slowest = max(timing.max_ms for timing in records["honest"].timings)
+    assert slowest < 100, f"an honest seat was charged {slowest} ms: the flood's reading held its answer"
+    assert [t.seat for t in records["flood"].result.terminations] == [SEAT]
 
 
 async def test_a_grandchild_that_escaped_with_setsid_is_alive_during_the_game(tmp_path: Path, arena: Path) -> None:
