@@ -52,9 +52,9 @@ may take: more than check-bot plays, so a bot that only sleeps is turned away by
 def check_seconds(settings: RefereeSettings) -> float:
     """The wall time one submission's check may take in all: ``CHECK_GAMES_BOUND`` games each at the clock's
     worst (the cpu clock's wall backstop over start-up, bank and a decision). Defaults: 12 x 5 x 16 s = 16 min."""
-    clock = settings.time
-    worst_game_ms = clock.startup_ms + clock.bank_ms + clock.move_ms
-    backstop = settings.clock_backstop if settings.clock == "cpu" else 1.0
+    clock = settings.clock
+    worst_game_ms = clock.time.startup_ms + clock.time.bank_ms + clock.time.move_ms
+    backstop = clock.backstop if clock.mode == "cpu" else 1.0
     return CHECK_GAMES_BOUND * backstop * worst_game_ms / 1000
 
 
