@@ -6,8 +6,8 @@ script draws it and nothing is fetched, so it shows without JavaScript and
 under the pages' Content-Security-Policy.
 
 The chart shows every version of the entrant that played: its mu after each
-game as a line over time, with the band mu ± 2 sigma around it (where the
-version's skill lies with about 95% belief). The active version is drawn last,
+game as a line over time, with the band the board prints around it (mu ± 3
+sigma, ``BAND_SIGMAS``; its lower edge is the board's rating). The active version is drawn last,
 in colour and thicker; the others are grey and named at the end of their line.
 The caption says in words what the active version's line did.
 """
@@ -29,6 +29,9 @@ _LEFT, _RIGHT, _TOP, _BOTTOM = 50, 36, 12, 58
 MOST_POINTS = 240
 """Points drawn per version: a version with thousands of games is drawn from an even sample of them
 (its first and last always kept), which the eye cannot tell apart at this size."""
+BAND_SIGMAS = 3
+"""The band's half-width in sigmas: the board's interval (``ladder.views.Standing.low`` and ``high``), so that
+the chart's last band of the active version is the band the board shows, and its lower edge the rating."""
 ACTIVE_COLOUR = "#0072B2"
 OTHER_COLOUR = "#8a8a8a"
 
@@ -132,7 +135,7 @@ def _caption(shown: VersionRatings, others: list[int]) -> str:
     sigmas = [s.sigma for s in steps if s.sigma is not None]
     if sigmas:
         change = "widened" if sigmas[-1] > sigmas[0] else "narrowed"
-        said += f"; its band {change} from ±{2 * sigmas[0]:.2f} to ±{2 * sigmas[-1]:.2f}"
+        said += f"; its band {change} from ±{BAND_SIGMAS * sigmas[0]:.2f} to ±{BAND_SIGMAS * sigmas[-1]:.2f}"
     said += f" (last game {steps[-1].finished.replace('T', ' ').replace('+00:00', ' UTC')})."
     if others:
         said += " Earlier versions in grey: " + ", ".join(f"v{n}" for n in others) + "."
@@ -161,7 +164,7 @@ def rating_chart(histories: list[VersionRatings]) -> Chart | None:
         v
         for _, points in timed
         for _, s in points
-        for v in ((s.mu,) if s.sigma is None else (s.mu - 2 * s.sigma, s.mu + 2 * s.sigma))
+        for v in ((s.mu,) if s.sigma is None else (s.mu - BAND_SIGMAS * s.sigma, s.mu + BAND_SIGMAS * s.sigma))
     ]
     low, high = min(values), max(values)
     pad = (high - low) * 0.05 or 1.0
@@ -199,13 +202,15 @@ def rating_chart(histories: list[VersionRatings]) -> Chart | None:
         emphasized = i == emphasized_at
         colour = ACTIVE_COLOUR if emphasized else OTHER_COLOUR
         for run in _known_sigma_runs(points):
-            upper = [f"{_n(x(m))},{_n(y(s.mu + 2 * s.sigma))}" for m, s in run if s.sigma is not None]
-            lower = [f"{_n(x(m))},{_n(y(s.mu - 2 * s.sigma))}" for m, s in reversed(run) if s.sigma is not None]
+            upper = [f"{_n(x(m))},{_n(y(s.mu + BAND_SIGMAS * s.sigma))}" for m, s in run if s.sigma is not None]
+            lower = [
+                f"{_n(x(m))},{_n(y(s.mu - BAND_SIGMAS * s.sigma))}" for m, s in reversed(run) if s.sigma is not None
+            ]
             if len(run) == 1:  # one game: a bar across its band, not a polygon of no width
                 m, s = run[0]
                 assert s.sigma is not None
-                shapes.append(Shape("line", {"x1": _n(x(m)), "y1": _n(y(s.mu + 2 * s.sigma)), "x2": _n(x(m)),
-                                             "y2": _n(y(s.mu - 2 * s.sigma)), "stroke": colour, "stroke-opacity": "0.35",
+                shapes.append(Shape("line", {"x1": _n(x(m)), "y1": _n(y(s.mu + BAND_SIGMAS * s.sigma)), "x2": _n(x(m)),
+                                             "y2": _n(y(s.mu - BAND_SIGMAS * s.sigma)), "stroke": colour, "stroke-opacity": "0.35",
                                              "stroke-width": "6", "class": "band"}))  # fmt: skip
                 continue
             shapes.append(Shape("polygon", {"points": " ".join(upper + lower), "fill": colour,
@@ -223,8 +228,9 @@ def rating_chart(histories: list[VersionRatings]) -> Chart | None:
     legend = [LegendEntry(f"version {shown.number} ({shown.state})", ACTIVE_COLOUR, "line")]
     if others:
         legend.append(LegendEntry("earlier versions", OTHER_COLOUR, "thin"))
-    legend.append(LegendEntry("mu ± 2σ: where the skill lies with about 95% belief", ACTIVE_COLOUR, "band"))
-    title = "Rating (mu) of each version after each game, with its ±2σ band"
+    band = f"mu ± {BAND_SIGMAS}σ, the board's band: its lower edge is the rating"
+    legend.append(LegendEntry(band, ACTIVE_COLOUR, "band"))
+    title = f"mu of each version after each game, with its ±{BAND_SIGMAS}σ band"
     return Chart(title, WIDTH, HEIGHT, shapes, legend, _caption(shown, [v.number for v in others]))
 
 

@@ -4,9 +4,15 @@ a caption that says which way the rating went."""
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
+
+import pytest
 
 from ladder.history import RatingStep, VersionRatings
-from ladder.web.charts import ACTIVE_COLOUR, MOST_POINTS, OTHER_COLOUR, Shape, rating_chart
+from ladder.store import LadderStore
+from ladder.views import standings
+from ladder.web.charts import ACTIVE_COLOUR, BAND_SIGMAS, MOST_POINTS, OTHER_COLOUR, Shape, rating_chart
+from tests.ladder.helpers import accepted_version, play_recorded
 
 START = datetime.datetime(2026, 12, 1, 9, 0, tzinfo=datetime.UTC)
 
@@ -34,7 +40,7 @@ def test_a_falling_rating_is_said_to_fall_from_its_first_value_to_its_last() -> 
     chart = rating_chart([VersionRatings(number=1, state="active", steps=steps([20.74, 14.0, 9.5, 5.12]))])
     assert chart is not None
     assert "fell from 20.74 to 5.12 over 4 games" in chart.caption
-    assert "narrowed from ±16.00 to ±15.40" in chart.caption
+    assert "narrowed from ±24.00 to ±23.10" in chart.caption  # the board's band, ±3σ
     rising = rating_chart([VersionRatings(number=1, state="active", steps=steps([5.12, 20.74]))])
     assert rising is not None and "rose from 5.12 to 20.74 over 2 games" in rising.caption
 
@@ -61,14 +67,17 @@ def test_every_version_is_drawn_and_the_active_one_over_the_others_in_colour() -
     assert v3_start > v1_end
 
 
-def test_the_axes_carry_dates_and_values_and_the_band_spans_two_sigma() -> None:
+def test_the_axes_carry_dates_and_values_and_the_band_spans_the_board_s_sigmas() -> None:
     chart = rating_chart([VersionRatings(number=1, state="active", steps=steps([25, 26, 27, 28], hours=24))])
     assert chart is not None
     texts = [s.text for s in chart.shapes if s.tag == "text"]
     assert {"02 Dec", "03 Dec", "04 Dec"} <= set(texts)
     assert "time (UTC), from 01 Dec 2026" in texts and "mu" in texts
     values = [float(t) for t in texts if t.lstrip("-").replace(".", "").isdigit()]
-    assert min(values) <= 25 - 16 + 5 and max(values) >= 28 + 2 * 7.7 - 5  # the value axis covers the band
+    ticks = sorted(values)
+    step = ticks[1] - ticks[0]
+    low, high = 25 - 3 * 8.0, 28 + 3 * 7.7  # the band's ends: ±3σ around the first and the last mu
+    assert min(values) <= low + step and max(values) >= high - step  # the value axis' ticks cover the band
     (band,) = [s for s in chart.shapes if s.tag == "polygon"]
     assert len(band.attrs["points"].split()) == 8  # the band's top over four games, then its bottom back
 
@@ -99,3 +108,16 @@ def test_games_recorded_without_sigma_have_no_band_and_no_game_no_chart() -> Non
     assert len(band.attrs["points"].split()) == 4  # over the two games that know their sigma only
     assert rating_chart([]) is None
     assert rating_chart([VersionRatings(number=1, state="rejected", steps=[])]) is None
+
+
+def test_the_chart_s_band_is_the_board_s_interval(tmp_path: Path) -> None:
+    # The chart's band must be the one the board prints beside the rating: if the board's rule
+    # changes (ladder.views.standings), this fails until the chart's BAND_SIGMAS follows it.
+    store = LadderStore(tmp_path / "ladder.sqlite")
+    ids = [accepted_version(store, name, name[0] * 64) for name in ("ann", "bob", "cat")]
+    play_recorded(store, ids, [1, 2, 3])
+    for row in standings(store):
+        assert row.version is not None and row.mu is not None and row.low is not None and row.high is not None
+        version = next(v for v in store.versions(entrant=row.entrant) if v.number == row.version)
+        assert row.low == pytest.approx(version.mu - BAND_SIGMAS * version.sigma, abs=0.01)
+        assert row.high == pytest.approx(version.mu + BAND_SIGMAS * version.sigma, abs=0.01)
