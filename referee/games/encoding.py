@@ -57,6 +57,7 @@ __all__ = [
     "GenericEncoding",
     "NoEncoding",
     "SchemaVector",
+    "field_offsets",
     "squash",
 ]
 
@@ -104,6 +105,17 @@ PROBE_DECISIONS: Final = 5_000
 
 class NoEncoding(ValueError):
     """A decision the game's encoding cannot put as masked steps (say so to the game's author in one line)."""
+
+
+def field_offsets(sizes: dict[str, int]) -> tuple[dict[str, int], int]:
+    """Where each named part of an observation vector starts, laid end to end in ``sizes``'s order, and
+    the vector's whole length: the layout a game's own encoding writes its parts into."""
+    at: dict[str, int] = {}
+    offset = 0
+    for name, size in sizes.items():
+        at[name] = offset
+        offset += size
+    return at, offset
 
 
 def squash(value: float) -> float:

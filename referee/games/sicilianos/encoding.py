@@ -25,7 +25,7 @@ from typing import Any, Final
 import msgspec
 import numpy as np
 
-from referee.games.encoding import Decision, Encoding, Mask, Vector
+from referee.games.encoding import Decision, Encoding, Mask, Vector, field_offsets
 from referee.games.sicilianos.components import (
     COLOUR_INDEX,
     COLOURS,
@@ -131,12 +131,7 @@ class SicilianosEncoding(Encoding):
         }
         self.player_width = player
         self.participant_width = participant
-        self.at: dict[str, int] = {}
-        offset = 0
-        for name, size in sizes.items():
-            self.at[name] = offset
-            offset += size
-        self.observation_size = offset
+        self.at, self.observation_size = field_offsets(sizes)
 
     # -- the observation --------------------------------------------------------------
 

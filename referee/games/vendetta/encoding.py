@@ -36,7 +36,7 @@ from typing import Any, Final
 import msgspec
 import numpy as np
 
-from referee.games.encoding import Decision, Encoding, Mask, Vector
+from referee.games.encoding import Decision, Encoding, Mask, Vector, field_offsets
 from referee.games.vendetta.components import MAFIOSI_PER_COLOUR, N_DISTRICTS, TURNS_PER_ROUND
 from referee.games.vendetta.messages import Place, PlaceConstraints, Placement, VendettaView
 
@@ -122,12 +122,7 @@ class VendettaEncoding(Encoding):
             "placed": N_DISTRICTS,
             "hand_left": 1,
         }
-        self.at: dict[str, int] = {}
-        offset = 0
-        for name, size in sizes.items():
-            self.at[name] = offset
-            offset += size
-        self.observation_size = offset
+        self.at, self.observation_size = field_offsets(sizes)
 
     def observe(self, view: Any, decision: Decision | None, chosen: Sequence[int] = ()) -> Vector:
         v: VendettaView = view if isinstance(view, VendettaView) else msgspec.convert(view, VendettaView)
