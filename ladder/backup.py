@@ -43,6 +43,10 @@ def backup_ladder(ladder: Path, dest: Path) -> BackupMade:
     source = LadderPaths.beside(ladder)
     if not source.db.is_file():
         raise ValueError(f"{ladder}: no ladder store beside it yet ({source.db.name}): nothing to back up")
+    inside = dest.resolve()
+    if inside == source.data or source.data in inside.parents:
+        # A copy of the data folder inside itself would copy its own copy without end.
+        raise ValueError(f"{dest} is inside the ladder's data folder {source.data}; name a folder outside it")
     if dest.exists():
         raise ValueError(f"{dest} exists already; name a new folder (a backup never overwrites)")
     if not dest.parent.is_dir():

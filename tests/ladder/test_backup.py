@@ -77,3 +77,7 @@ def test_a_backup_refuses_an_existing_folder_and_a_ladder_without_a_store(tmp_pa
     empty = famiglia("ladder", "backup", str(bare), str(tmp_path / "copy"))
     assert empty.returncode == 2 and "nothing to back up" in empty.stdout + empty.stderr
     assert not (tmp_path / "copy").exists()
+    (tmp_path / "ladder-data").mkdir(exist_ok=True)
+    within = famiglia("ladder", "backup", str(ladder), str(tmp_path / "ladder-data" / "copy"))
+    assert within.returncode == 2 and "inside the ladder's data folder" in within.stdout + within.stderr
+    assert not (tmp_path / "ladder-data" / "copy").exists()
