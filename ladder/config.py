@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from protocol.messages import IllegalActionPolicy
-from tournaments.config.sections import SandboxSection, TimeSection
+from tournaments.hosting.settings import SandboxSection, TimeSection
 
 __all__ = [
     "EXAMPLE",

@@ -43,10 +43,10 @@ from referee.bots import BotBuildFailed, BotSpec, BotSpecError
 from referee.match import MatchSpec
 from referee.private import make_private_dirs
 from referee.settings import RefereeSettings
-from tournaments.config.sections import referee_settings
 from tournaments.hosting.executors.base import Competition, Executor, Seat
 from tournaments.hosting.executors.inprocess import InProcessExecutor
 from tournaments.hosting.faults import MACHINE_FAULTS, NotPlayed, RefereeFailed, failure_of
+from tournaments.hosting.settings import referee_settings
 
 __all__ = ["Ladder", "ScheduledFit", "competition_name"]
 

@@ -86,7 +86,7 @@ ClockMode = Literal["wall", "cpu"]
 class Clock(msgspec.Struct, frozen=True, kw_only=True):
     """A seat's clock, whole: the limits the bots are told, what a decision is charged, and the
     referee's own allowances. One value from the command line or the tournament file to the match
-    (``tournaments.config.sections.TimeSection`` declares what a host may set of it)."""
+    (``tournaments.hosting.settings.TimeSection`` declares what a host may set of it)."""
 
     time: TimeControl = TimeControl()
     """The limits every bot is told in its start message: startup, per decision, the bank."""

@@ -30,12 +30,6 @@ HOSTING_FLOOR = "tournaments.hosting"
 LADDER_MAY_IMPORT = (HOSTING_FLOOR, "tournaments.cli.common")
 """All the tournaments the ladder may import: the floor, and the command line's shared helpers
 (one-line errors, the console), which ``famiglia ladder`` uses as every command group does."""
-LADDER_MAY_IMPORT_FOR_NOW = (
-    # Not on the floor yet because it is being changed elsewhere (the one clock value); it moves
-    # into tournaments/hosting/ next, and leaves this list then.
-    "tournaments.config.sections",
-)
-"""Modules (a package with everything under it) off the floor that the ladder still imports."""
 
 
 def module_name(path: Path) -> str:
@@ -162,27 +156,17 @@ def on_the_floor(module: str) -> bool:
 
 
 def ladder_imports_off_the_floor(graph: dict[str, dict[str, int]]) -> list[str]:
-    allowed = (*LADDER_MAY_IMPORT, *LADDER_MAY_IMPORT_FOR_NOW)
     return sorted(
         f"{source} (line {line}) imports {target}: the ladder imports only the hosting floor"
         for source, edges in graph.items()
         if within(source, "ladder")
         for target, line in edges.items()
-        if within(target, "tournaments") and not any(within(target, package) for package in allowed)
+        if within(target, "tournaments") and not any(within(target, package) for package in LADDER_MAY_IMPORT)
     )
 
 
 def test_the_ladder_imports_of_the_tournaments_only_the_hosting_floor() -> None:
     assert ladder_imports_off_the_floor(import_graph()) == []
-
-
-def test_each_module_the_ladder_may_import_for_now_is_still_off_the_floor_and_imported() -> None:
-    # An entry that moved onto the floor, or that the ladder stopped importing, leaves the list.
-    graph = import_graph()
-    ladder_targets = {target for source, edges in graph.items() if within(source, "ladder") for target in edges}
-    for package in LADDER_MAY_IMPORT_FOR_NOW:
-        assert any(within(module, package) for module in graph), f"{package} is gone: drop it from the list"
-        assert any(within(target, package) for target in ladder_targets), f"the ladder no longer imports {package}"
 
 
 def test_the_ladder_may_import_the_hosting_floor_which_stands_below_the_tournaments_store() -> None:
@@ -192,12 +176,13 @@ def test_the_ladder_may_import_the_hosting_floor_which_stands_below_the_tourname
     )
     floor = {source: edges for source, edges in graph.items() if on_the_floor(source)}
     assert floor, "tournaments/hosting/ is missing"
-    # The floor is under both competitions: it knows neither the ladder nor the tournament's own store.
+    # The floor is under both competitions: it stands on the referee alone, and knows neither the
+    # ladder nor anything of the tournament's own (its store, its file, its command line).
     assert [
         f"{source} (line {line}) imports {target}"
         for source, edges in floor.items()
         for target, line in edges.items()
-        if target.startswith("ladder") or target == "tournaments.store"
+        if within(target, "ladder") or (within(target, "tournaments") and not on_the_floor(target))
     ] == []
 
 

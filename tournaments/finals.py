@@ -15,10 +15,10 @@ from __future__ import annotations
 import msgspec
 import trio
 
-from tournaments.config.sections import ExecutorSection, FormatSection, SandboxSection, TimeSection
 from tournaments.config.tournament import Entrant, TournamentConfig
 from tournaments.hosting.executors.choice import local_executor
 from tournaments.hosting.finals import FinalPlan, FinalResult
+from tournaments.hosting.settings import ExecutorSection, FormatSection, SandboxSection, TimeSection
 from tournaments.lifecycle.opening import open_tournament
 from tournaments.report.standings import standings
 from tournaments.report.writer import ReportWriter

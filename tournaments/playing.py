@@ -16,9 +16,9 @@ from referee.match import MatchSpec
 from referee.private import make_private_dirs
 from referee.replay import tournament_match_id
 from referee.settings import RefereeSettings
-from tournaments.config.sections import referee_settings
 from tournaments.config.tournament import TournamentConfig
 from tournaments.hosting.schedule import ScheduledGame
+from tournaments.hosting.settings import referee_settings
 
 __all__ = ["game_spec", "prepare_replays", "replay_path", "replays_folder", "settings_for"]
 

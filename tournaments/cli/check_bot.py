@@ -20,8 +20,8 @@ from tournaments.cli.options import (
     sandbox_section,
     time_section,
 )
-from tournaments.config.sections import referee_settings
 from tournaments.hosting.markup import NAME_CHARS, shown
+from tournaments.hosting.settings import referee_settings
 
 # The checks themselves (the engines, the referee, the sandbox) are imported
 # when a bot is checked, not at every start of famiglia (tournaments.cli).

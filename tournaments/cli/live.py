@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from referee.match import MatchRecord
-    from tournaments.config.sections import RunCounts
     from tournaments.config.tournament import TournamentConfig
     from tournaments.hosting.executors.base import Executor
     from tournaments.hosting.schedule import ScheduledGame
+    from tournaments.hosting.settings import RunCounts
     from tournaments.hosting.storage import StoreLock
     from tournaments.lifecycle.opening import ReadyToRun
     from tournaments.runner import WorkerFailed

@@ -3,8 +3,8 @@
 The clock options (``play``, ``check-bot``), the sandbox options (``play``,
 ``check-bot``), the illegal-action policy (``play``) and the run's counts
 (``tournament run``, ``demo``). Each option's help text and default come from
-the setting it sets (``tournaments.config.sections``), and a value is checked
-against that setting's range (``tournaments.config.ranges``), so a command line
+the setting it sets (``tournaments.hosting.settings``), and a value is checked
+against that setting's range (``tournaments.hosting.ranges``), so a command line
 and a tournament file refuse the same values in the same words.
 
 A check raises ValueError naming the option (``--move-ms 0: ...``), which a
@@ -21,14 +21,14 @@ from typing import Annotated, cast, get_args
 import typer
 
 from protocol.messages import IllegalActionPolicy
-from tournaments.config.ranges import (
+from tournaments.hosting.ranges import (
     MAX_CONCURRENCY,
     MAX_WORKERS,
     count_problem,
     field_doc,
     field_problem,
 )
-from tournaments.config.sections import SandboxSection, TimeSection
+from tournaments.hosting.settings import SandboxSection, TimeSection
 
 __all__ = [
     "DEFAULT_SANDBOX",

@@ -29,9 +29,9 @@ from tournaments.cli.options import (
     time_section,
 )
 from tournaments.config.paths import file_target_problem
-from tournaments.config.ranges import seed_problem
-from tournaments.config.sections import referee_settings
 from tournaments.hosting.markup import NAME_CHARS, shown
+from tournaments.hosting.ranges import seed_problem
+from tournaments.hosting.settings import referee_settings
 from tournaments.human import HUMAN
 
 # The referee that plays the match (the engines, the sandbox, the human seat) is

@@ -27,7 +27,7 @@ from typing import Annotated
 import typer
 
 from tournaments.cli.common import QuickHelp, console, err_console, fail, user_errors
-from tournaments.config.ranges import MAX_WORKERS, count_problem, scheduler_problem
+from tournaments.hosting.ranges import MAX_WORKERS, count_problem, scheduler_problem
 
 __all__ = ["app", "supervise"]
 

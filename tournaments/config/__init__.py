@@ -1,7 +1,5 @@
 """What a host asks for, and whether it can work: the tournament file and every setting in it.
 
-- ``sections``: the settings sections, each setting declared once (default, unit, range, meaning).
-- ``ranges``: the bounds beyond which a value is a typo, and the words for a value out of range.
 - ``paths``: whether a folder or a file can be written where a setting names it.
 - ``spellings``: the first release's spellings of settings, moved into their sections.
 - ``bot_names``: a bot as a host names it, and what ``~`` or ``human`` there meant.
@@ -9,6 +7,10 @@
 - ``notes``: what a valid file will do that its host may not expect.
 - ``capacity``: how many games at once one referee process can hold on this machine.
 
-Nothing is gathered here: the command line imports ``sections`` at every start of
+The settings sections themselves, each setting declared once with its default, unit
+and range, are on the hosting floor (``tournaments.hosting.settings`` and
+``tournaments.hosting.ranges``): the ladder reads the same sections.
+
+Nothing is gathered here: the command line imports the settings at every start of
 famiglia, and must not pay for the file reader (the referee, the games) to do so.
 """

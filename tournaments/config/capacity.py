@@ -33,8 +33,8 @@ import resource
 
 from referee.run_delay import KEPT_FILES
 from referee.sandbox.resources import UIDS_PER_REFEREE
-from tournaments.config.sections import RunCounts
 from tournaments.config.tournament import TournamentConfig
+from tournaments.hosting.settings import RunCounts
 
 __all__ = [
     "FILES_FOR_WAITS",

@@ -2,7 +2,7 @@
 
 A bad file is reported all at once, one line per problem naming the key and what
 is wrong with it, before anything is started. The settings come in sections,
-each declared once in ``tournaments.config.sections`` (default, unit, range, meaning)::
+each declared once in ``tournaments.hosting.settings`` (default, unit, range, meaning)::
 
     [tournament]
     name = "club night"
@@ -73,16 +73,16 @@ from referee.sandbox.runtimes import runtime_problem
 from referee.settings import BotLimits
 from tournaments.config.bot_names import load_named_bot
 from tournaments.config.paths import folder_problem
-from tournaments.config.ranges import MAX_GAMES, scheduler_problem, seed_problem, value_problem
-from tournaments.config.sections import (
+from tournaments.config.spellings import MOVED, WORD_SECTIONS, first_name, upgrade
+from tournaments.hosting.ranges import MAX_GAMES, scheduler_problem, seed_problem, value_problem
+from tournaments.hosting.schedule import tables_for_games_per_entrant, williams_design
+from tournaments.hosting.settings import (
     FORMAT_KEYS,
     ExecutorSection,
     FormatSection,
     SandboxSection,
     TimeSection,
 )
-from tournaments.config.spellings import MOVED, WORD_SECTIONS, first_name, upgrade
-from tournaments.hosting.schedule import tables_for_games_per_entrant, williams_design
 
 __all__ = [
     "ConfigProblems",

@@ -5,6 +5,11 @@
   IMMEDIATE ... COMMIT, ROLLBACK on error), and ``hold_store``, the lock that lets
   one process at a time write it. Under the tournament's results store
   (``tournaments.store``) and the ladder's store (``ladder.store``).
+- ``settings``: the settings a host gives, in sections (time, sandbox, format,
+  executor), each setting declared once with its default, unit, range and meaning,
+  and ``referee_settings`` that turns them into the one clock and limits a match uses.
+- ``ranges``: the bounds beyond which a value is a typo, and the words for a value out
+  of range, for a tournament file, a ladder file and the command line alike.
 - ``faults``: which exceptions stop a run and which leave a game to be played again
   later: the one classification of what an executor's game raised, for a
   tournament's runner and the ladder's loop alike.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from referee.private import make_private_dirs, write_private
-from tournaments.config.sections import cpus_available
+from tournaments.hosting.settings import cpus_available
 from tournaments.report.figures import rating_history, thinking_times
 from tournaments.report.game_pages import game_links, pages_folder
 from tournaments.report.page import MAX_GAME_ROWS, GameLinks, render_report

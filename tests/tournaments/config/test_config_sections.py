@@ -19,15 +19,15 @@ import pytest
 
 from referee.settings import BotLimits, ReplayLimits
 from tests.conftest import TEST_BOTS
-from tournaments.config.ranges import field_problem
-from tournaments.config.sections import (
+from tournaments.config.tournament import ConfigProblems, decode_stored, flat_settings, parse_tournament
+from tournaments.hosting.ranges import field_problem
+from tournaments.hosting.settings import (
     ExecutorSection,
     FormatSection,
     SandboxSection,
     TimeSection,
     referee_settings,
 )
-from tournaments.config.tournament import ConfigProblems, decode_stored, flat_settings, parse_tournament
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).with_name("fixtures")

@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from tournaments.config.ranges import MIN_STARTUP_MS
+from tournaments.hosting.ranges import MIN_STARTUP_MS
 
 __all__ = [
     "CheckReport",

@@ -9,10 +9,10 @@ does not answer, or has a worker running another famiglia, is said at once.
 
 from __future__ import annotations
 
-from tournaments.config.ranges import scheduler_problem
 from tournaments.hosting.executors.base import Executor
 from tournaments.hosting.executors.inprocess import InProcessExecutor
 from tournaments.hosting.executors.processes import ProcessExecutor
+from tournaments.hosting.ranges import scheduler_problem
 
 __all__ = [
     "EXECUTORS",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from tournaments.config.ranges import MIN_STARTUP_MS
 from tournaments.hosting.checkbot.report import (
     CheckReport,
     CheckResult,
@@ -13,6 +12,7 @@ from tournaments.hosting.checkbot.report import (
     startup_over,
     thinking_over,
 )
+from tournaments.hosting.ranges import MIN_STARTUP_MS
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """A setting's range and the words for a value outside it.
 
 Each setting declares its range once, as ``msgspec.Meta`` on its field
-(``tournaments.config.sections``, ``referee.settings.BotLimits``), with the
+(``tournaments.hosting.settings``, ``referee.settings.BotLimits``), with the
 bounds below where a bound is shared (a week of milliseconds, the most games
 at once). ``value_problem`` and ``field_problem`` read that declaration, so the
 tournament file and the command line refuse the same values in the same

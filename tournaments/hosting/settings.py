@@ -4,7 +4,7 @@ A section is a msgspec Struct; each field carries its range as ``msgspec.Meta``
 constraints and its unit in ``Meta.extra``, so the tournament file
 (``tournaments.config.tournament``), the command line options of ``famiglia play``
 and ``check-bot`` (their defaults and help text, ``tournaments.cli.options``) and
-the problem lines a bad value gets (``tournaments.config.ranges``) all come from
+the problem lines a bad value gets (``tournaments.hosting.ranges``) all come from
 the one declaration here. Every duration is in milliseconds.
 """
 
@@ -17,7 +17,7 @@ import msgspec
 
 from protocol.messages import IllegalActionPolicy, TimeControl
 from referee.settings import DEFAULT_SETTINGS, BotLimits, Clock, ClockMode, RefereeSettings, ReplayLimits, SandboxLevel
-from tournaments.config.ranges import MAX_CONCURRENCY, MAX_MS, MAX_WORKERS, MIN_STARTUP_MS
+from tournaments.hosting.ranges import MAX_CONCURRENCY, MAX_MS, MAX_WORKERS, MIN_STARTUP_MS
 
 __all__ = [
     "FORMAT_KEYS",
