@@ -26,12 +26,12 @@ pytestmark = pytest.mark.slow
 SLEEPER = ROOT / "tests" / "bots" / "hostile" / "ladder_sleeper"
 
 
-def quick_ladder(folder: Path) -> Ladder:
+def quick_ladder(folder: Path, startup_ms: int = 20000) -> Ladder:
     """A 3-seat ladder on short clocks (a timeout costs about a second), health at 3 faults of 6 games."""
     path = folder / "ladder.toml"
     path.write_text(
         '[ladder]\nname = "health"\ngame = "vendetta"\ntable_sizes = [3]\nconcurrency = 2\nchecks_at_once = 2\n'
-        '[ladder.time]\nstartup_ms = 20000\nmove_ms = 2000\nbank_ms = 2000\nclock = "wall"\n'
+        f'[ladder.time]\nstartup_ms = {startup_ms}\nmove_ms = 2000\nbank_ms = 2000\nclock = "wall"\n'
         '[ladder.sandbox]\nlevel = "none"\n[ladder.health]\nwindow = 6\nfailed_fraction = 0.5\n',
         encoding="utf-8",
     )
@@ -91,7 +91,9 @@ async def test_a_bot_that_passes_check_bot_then_times_out_in_ladder_games_is_sus
 async def test_a_slow_check_does_not_hold_another_entrants_check(tmp_path: Path) -> None:
     """checks_at_once = 2: a submission whose check sleeps to its clock's bound in every game leaves the
     other checker free, and is itself turned away within its bound."""
-    ladder = quick_ladder(tmp_path)
+    # The silent bot costs each check game its whole start-up bound: 5 s, room for random_py to start
+    # on a loaded machine, instead of the 20 s that made this the suite's longest wait.
+    ladder = quick_ladder(tmp_path, startup_ms=5000)
     store = ladder.store
     async with trio.open_nursery() as nursery:
         await nursery.start(ladder.run)
