@@ -11,9 +11,9 @@ when its input closes. What a game's end means is the verdicts' to say.
 A failure stops no later game that can still be played, so a first try shows
 every problem: a game is skipped only when an earlier check it needs failed
 (the bot does not start, or its lines stay in its output buffer), and the
-skip says which and why. One bound: after two games in a row that timed out,
-the rest are skipped too, as each would cost its whole clock again to show
-the same fault.
+skip says which and why. One bound: after two games in a row that ended on a
+timeout, or two on a stall (output closed, process still running), the rest are
+skipped too, as each would cost its whole clock again to show the same fault.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ from tournaments.hosting.checkbot.verdicts import CHECKS, FIXES, JUDGED_OVER_THE
 __all__ = ["TIMEOUTS_IN_A_ROW", "CheckGame", "CheckRun", "check_bot", "variant_games"]
 
 TIMEOUTS_IN_A_ROW = 2
-"""After this many games in a row ended on the bot's timeout, the remaining games are not played."""
+"""After this many games in a row ended on the bot's timeout (or its stall), the remaining games are not played."""
+CLOCK_COSTLY = ("timeout", "stall")
+"""The ends that cost a game its bot's whole clock: a stall is waited out as a timeout is."""
 
 
 class CheckGame(msgspec.Struct, kw_only=True):
@@ -110,6 +112,7 @@ class CheckRun:
         self.blocked = ""
         """Why no later game can be played ("" while they can), as the checks it skips say."""
         self.timeouts_in_a_row = 0
+        self.last_costly = ""
         self.fresh_each_game = False
         """A warm process failed its next start: each later game is played on a fresh one."""
         self.exits_after_game = False
@@ -200,7 +203,9 @@ class CheckRun:
         written = transcript.process.stderr.total - before
         self.stderr_max = max(self.stderr_max, written)
         failed = [t for t in record.result.terminations if t.seat == entry.seat]
-        self.timeouts_in_a_row = self.timeouts_in_a_row + 1 if failed and failed[0].kind == "timeout" else 0
+        kind = failed[0].kind if failed and failed[0].kind in CLOCK_COSTLY else ""
+        self.timeouts_in_a_row = self.timeouts_in_a_row + 1 if kind and kind == self.last_costly else int(bool(kind))
+        self.last_costly = kind
         if failed:
             termination = failed[0]
             did = f"{termination.kind}: {termination.reason}"
@@ -213,8 +218,8 @@ class CheckRun:
             )
             if not self.blocked and self.timeouts_in_a_row >= TIMEOUTS_IN_A_ROW:
                 self.blocked = (
-                    f"not run: the last {self.timeouts_in_a_row} games ended on a timeout, so each later game "
-                    'would cost its whole clock again (see "time")'
+                    f"not run: the last {self.timeouts_in_a_row} games ended on a {kind}, so each later game "
+                    f'would cost its whole clock again (see "{"time" if kind == "timeout" else entry.check}")'
                 )
             return
         self.process_games += 1  # counted once the game went well: a failed process is replaced

@@ -267,3 +267,11 @@ def test_after_two_games_in_a_row_time_out_the_rest_are_skipped_saying_why() -> 
     assert failing(report)[0] == "time" and report.games == 2
     skipped = [r for r in report.checks if r.detail.startswith("not run: the last 2 games ended on a timeout")]
     assert {"5 players", "restart", "exits when input closes"} <= {r.name for r in skipped}, report.checks
+
+
+def test_after_two_games_in_a_row_stall_the_rest_are_skipped_saying_why() -> None:
+    # A bot that closes its output and keeps running is waited out to its clock, like a timeout.
+    report = run_check(HOSTILE / "closes_stdout")
+    assert failing(report)[:2] == ["whole game", "3 players"] and report.games == 2
+    skipped = [r for r in report.checks if r.detail.startswith("not run: the last 2 games ended on a stall")]
+    assert {"5 players", "decision: place, turn 0"} <= {r.name for r in skipped}, report.checks
