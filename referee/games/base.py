@@ -13,6 +13,13 @@ small surface:
 * ``GameState.view(seat)`` is everything that seat may know, and nothing more.
 * ``GameState.apply(seat, action)`` changes the state and returns the events it
   caused, or raises ``IllegalAction`` and changes nothing.
+* A step may ask several seats at once (simultaneous moves: sealed bids). The
+  game then sets ``to_move`` to ``TOGETHER`` and says who is asked
+  (``_asked``); ``decisions()`` lists every seat still to answer, and
+  ``apply_together`` plays all their answers as one move (``_apply_together``).
+  A caller that plays one seat at a time (a random playout, a replay, a
+  learner's environment) uses ``decision()`` and ``apply`` as ever: the base
+  holds each answer, out of every view, until the step's last one comes.
 
 The two base classes own what every game does alike, so a game writes only its
 rules: ``GameState.apply`` refuses an action out of turn, after the end or of a
@@ -58,6 +65,7 @@ if TYPE_CHECKING:
     from referee.games.screen import GameScreen
 
 __all__ = [
+    "TOGETHER",
     "Chance",
     "ChanceDraw",
     "ChanceMismatch",
@@ -83,10 +91,16 @@ __all__ = [
 class IllegalAction(ValueError):
     """An action breaks a rule of the game; the state is unchanged."""
 
-    def __init__(self, rule_id: str, message: str) -> None:
+    def __init__(self, rule_id: str, message: str, seat: int | None = None) -> None:
         self.rule_id = rule_id
         self.detail = message
+        # Whose action it was, where one call plays several seats' (``GameState.apply_together``).
+        self.seat = seat
         super().__init__(f"{rule_id}: {message}")
+
+
+TOGETHER = -2
+"""``GameState.to_move`` during a simultaneous step: several seats are asked at once (``GameState.decisions``)."""
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
@@ -151,6 +165,7 @@ class GameState:
         "ended_by",
         "forfeit_order",
         "forfeited",
+        "held",
         "n",
         "to_move",
     )
@@ -168,9 +183,13 @@ class GameState:
     forfeit_order: list[int]
     ended_by: str | None
     _outcome: Outcome | None
-    # The seat that must decide now, -1 once the game is over: the game keeps it
-    # current (a field, not a hook, because ``apply`` reads it on every action).
+    # The seat that must decide now, -1 once the game is over, TOGETHER while a step
+    # asks several seats at once: the game keeps it current (a field, not a hook,
+    # because ``apply`` reads it on every action).
     to_move: int
+    # The answers given so far to a simultaneous step by a caller that plays one seat
+    # at a time, by seat: no view sees them, and they are played together with the last.
+    held: dict[int, Any]
     # What the deal did that seats are told of (a prize shown, a first card turned),
     # in order: the game fills it in __init__ and never changes it after. The
     # referee sends it, through ``events_for``, before every seat's first request.
@@ -186,6 +205,7 @@ class GameState:
         self.ended_by = None
         self._outcome = None
         self.to_move = -1
+        self.held = {}
 
     # -- the interface every caller uses -------------------------------------
 
@@ -208,8 +228,33 @@ class GameState:
 
         Never names a forfeited seat: the engine plays a forfeited seat's turns
         itself (a pass, rule H2 of each game) inside ``apply``/``forfeit``.
+
+        In a simultaneous step, the first of ``decisions()``: the lowest seat
+        still to answer, so a caller that plays one seat at a time plays the
+        step seat by seat. A game whose every step is simultaneous leaves this
+        to the base; one that mixes the two returns ``super().decision()``
+        while ``to_move`` is ``TOGETHER``.
         """
+        if self.to_move == TOGETHER:
+            waiting = self.decisions()
+            return waiting[0] if waiting else None
+        if self._outcome is not None:
+            return None
         raise NotImplementedError
+
+    def decisions(self) -> list[Decision]:
+        """Every seat that must decide now, in seat order: one decision in a sequential step,
+        one per seat still to answer in a simultaneous one (``TOGETHER``); none when the game is over."""
+        if self.to_move != TOGETHER:
+            decision = self.decision()
+            return [] if decision is None else [decision]
+        held = self.held
+        return [decision for decision in self._asked() if decision.seat not in held]
+
+    @classmethod
+    def simultaneous(cls) -> bool:
+        """Whether the game has steps that ask several seats at once (it fills in ``_asked``)."""
+        return cls._asked is not GameState._asked
 
     def view(self, seat: int) -> Any:
         """Everything ``seat`` may know now, and nothing it may not."""
@@ -245,10 +290,41 @@ class GameState:
         refused by the game's own rules.
         """
         if seat != self.to_move:
+            if self.to_move == TOGETHER:  # off the sequential path: a game's turns never come here
+                return self._hold(seat, action)
             raise self._not_to_move(seat)
         if action.__class__ not in self.action_classes:
             raise IllegalAction(self._action_rule(), f"expected a {self.game} action, got {type(action).__name__}")
         return self._apply_action(seat, action)
+
+    def apply_together(self, actions: Mapping[int, Any]) -> list[msgspec.Struct]:
+        """Play the answers of every seat ``decisions()`` names, as one move; the events it caused.
+
+        The referee's call for a simultaneous step: ``actions`` has one action
+        per seat still to answer (a forfeited seat has none). Every action is
+        checked before anything changes; the first illegal one raises
+        IllegalAction with its ``seat`` set, and nothing changes. ValueError
+        when ``actions`` is not for exactly those seats. In a sequential step
+        it is ``apply`` for the one seat to move.
+        """
+        waiting = self.decisions()
+        if sorted(actions) != [decision.seat for decision in waiting]:
+            asked = ", ".join(str(decision.seat) for decision in waiting) or "none (the game is over)"
+            raise ValueError(
+                f"apply_together: answers for seats {sorted(actions)}, but the seats asked now are {asked}"
+            )
+        if self.to_move != TOGETHER:
+            (seat, action), *_ = actions.items()
+            try:
+                return self.apply(seat, action)
+            except IllegalAction as exc:
+                exc.seat = seat
+                raise
+        for decision in waiting:
+            self._check_held(decision, actions[decision.seat])
+        answers = {**self.held, **actions}
+        self.held = {}
+        return self._apply_together(dict(sorted(answers.items())))
 
     def forfeit(self, seat: int) -> list[msgspec.Struct]:
         """Take ``seat`` out of play for the rest of the game (H2); the events caused.
@@ -264,24 +340,38 @@ class GameState:
         self.forfeited[seat] = True
         self.forfeit_order.append(seat)
         events: list[msgspec.Struct] = [Forfeited(seat)]
+        # An answer held for a simultaneous step was never played: it goes with its seat.
+        self.held.pop(seat, None)
         if self.forfeited.count(False) < 2:
             self._finish("forfeits", events)
         else:
             self._after_forfeit(seat, events)
+            if self.to_move == TOGETHER and self._outcome is None and not self.decisions():
+                # It was the last seat the step waited for: the others' answers are played now.
+                answers, self.held = self.held, {}
+                events += self._apply_together(answers)
         return events
 
     def random_action(self, rng: random.Random) -> Any:
         """A uniformly random legal action for the seat that must decide now."""
         if self._outcome is not None:
             raise ValueError("random_action: the game is over")
+        if self.to_move == TOGETHER:
+            decision = self.decisions()[0]
+            return self._random_answer(decision, rng)
         return self._random_action(rng)
 
-    def pass_action(self) -> Any:
+    def pass_action(self, seat: int | None = None) -> Any:
         """The mildest legal action for the seat that must decide now (a pass where
         the game has one); the referee plays it for a seat whose action was illegal
-        under the "pass" policy."""
+        under the "pass" policy. In a simultaneous step, for ``seat`` (one of
+        ``decisions()``; the first by default)."""
         if self._outcome is not None:
             raise ValueError("pass_action: the game is over")
+        if self.to_move == TOGETHER:
+            waiting = self.decisions()
+            decision = next((d for d in waiting if d.seat == seat), waiting[0]) if seat is not None else waiting[0]
+            return self._pass_answer(decision)
         return self._pass_action()
 
     def copy(self, chance: Chance | None = None) -> Self:
@@ -301,6 +391,7 @@ class GameState:
         other.ended_by = self.ended_by
         other._outcome = self._outcome  # frozen, safe to share
         other.to_move = self.to_move
+        other.held = self.held.copy()  # the actions themselves are frozen values
         other.deal_events = self.deal_events  # never changed after the deal
         self._copy_into(other)
         return other
@@ -329,10 +420,40 @@ class GameState:
         """End the game: rank the seats (the game's ``_final_outcome``) and add its end event."""
         self.ended_by = ended_by
         self.to_move = -1
+        self.held = {}
         self._close()
         outcome = self._final_outcome(ended_by)
         self._outcome = outcome
         events.append(self._end_event(outcome))
+
+    def _hold(self, seat: int, action: Any) -> list[msgspec.Struct]:
+        """``apply`` in a simultaneous step: keep ``seat``'s answer out of sight; when it is the
+        last one the step waits for, play them all (``_apply_together``) and return its events."""
+        waiting = self.decisions()
+        decision = next((d for d in waiting if d.seat == seat), None)
+        if decision is None:
+            if self._outcome is None and 0 <= seat < self.n and not self.forfeited[seat] and seat in self.held:
+                raise IllegalAction(self._action_rule(), f"seat {seat} has already answered this step")
+            raise self._not_to_move(seat)
+        self._check_held(decision, action)
+        self.held[seat] = action
+        if len(waiting) > 1:
+            return []
+        answers, self.held = self.held, {}
+        return self._apply_together(dict(sorted(answers.items())))
+
+    def _check_held(self, decision: Decision, action: Any) -> None:
+        """IllegalAction (naming the seat) unless ``action`` answers ``decision`` of a simultaneous step."""
+        seat = decision.seat
+        if action.__class__ not in self.action_classes:
+            raise IllegalAction(
+                self._action_rule(), f"expected a {self.game} action, got {type(action).__name__}", seat
+            )
+        try:
+            self._check_answer(decision, action)
+        except IllegalAction as exc:
+            exc.seat = seat
+            raise
 
     # -- hooks each game fills in ----------------------------------------------
 
@@ -356,6 +477,49 @@ class GameState:
 
     def _close(self) -> None:
         """Game bookkeeping at the end, before the outcome is built (most games need none)."""
+
+    # Hooks of a game with simultaneous steps (``to_move == TOGETHER``); a sequential game needs none.
+
+    def _asked(self) -> list[Decision]:
+        """The decisions of the simultaneous step under way, one per seat it asks, in seat order,
+        answered or not: never a forfeited seat. Only read while ``to_move`` is ``TOGETHER``."""
+        raise NotImplementedError
+
+    def _apply_together(self, actions: dict[int, Any]) -> list[msgspec.Struct]:
+        """Play a simultaneous step: ``actions`` holds the answer of every seat it asked that is still
+        in play, in seat order, each already checked (``_check_answer``). Set ``to_move`` for what comes next."""
+        raise NotImplementedError
+
+    def _check_answer(self, decision: Decision, action: Any) -> None:
+        """IllegalAction unless ``action`` (of one of ``action_classes``) answers ``decision`` of a
+        simultaneous step. By default it must be one of the decision's options; a decision stated by
+        constraints needs the game's own check."""
+        if decision.options is None:
+            raise NotImplementedError(
+                f"{self.game}: a {decision.kind!r} decision lists no options: fill in _check_answer"
+            )
+        if action not in decision.options:
+            raise IllegalAction(
+                self._action_rule(),
+                f"{msgspec.to_builtins(action)!r} is not one of seat {decision.seat}'s options",
+                decision.seat,
+            )
+
+    def _random_answer(self, decision: Decision, rng: random.Random) -> Any:
+        """A uniformly random answer to ``decision`` of a simultaneous step: by default one of its options."""
+        if not decision.options:
+            raise NotImplementedError(
+                f"{self.game}: a {decision.kind!r} decision lists no options: fill in _random_answer"
+            )
+        return decision.options[int(rng.random() * len(decision.options))]
+
+    def _pass_answer(self, decision: Decision) -> Any:
+        """The mildest answer to ``decision`` of a simultaneous step: by default its first option."""
+        if not decision.options:
+            raise NotImplementedError(
+                f"{self.game}: a {decision.kind!r} decision lists no options: fill in _pass_answer"
+            )
+        return decision.options[0]
 
     def _final_outcome(self, ended_by: str) -> Outcome:
         """The outcome of the game that has just ended (ranks from ``rank_seats``)."""

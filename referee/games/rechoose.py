@@ -5,7 +5,9 @@ target written on a slip: one seat chooses, and the others may not learn what
 until the game reveals it. redeal.py's twins change one chance draw and cannot
 see such a secret; these change one choice. Which choices are secret is the
 game's to say (``GameRules.secret_choices``: a decision kind and the fields of
-its action that are secret), as what a view must hide is: a view that leaves
+its action that are secret), except that an answer to a simultaneous step (a
+step that asks several seats at once) is its seat's secret, all of it, by
+default until the step is played; what a view must hide is the game's to say too: a view that leaves
 out a public fact (Sicilianos does not say which pile a seat is looking
 through; its events do) looks from outside just like one that hides a secret.
 
@@ -62,6 +64,8 @@ class ChoiceTwin:
     chosen: Any
     instead: Any
     positions: Iterator[Position]
+    whole: bool = False
+    """An answer to a simultaneous step: all of it is secret until the step is played."""
 
     def changed(self) -> str:
         """The change in words, as a message names it."""
@@ -71,19 +75,23 @@ class ChoiceTwin:
         )
 
 
-def secret_steps(rules: GameRules, trace: Trace) -> list[tuple[int, tuple[str, ...]]]:
-    """The steps of ``trace`` whose decision is a secret choice, each with its secret fields."""
-    found = []
+def secret_steps(rules: GameRules, trace: Trace) -> list[tuple[int, tuple[str, ...] | None]]:
+    """The steps of ``trace`` whose decision is a secret choice, each with its secret fields: None
+    where all of the action is secret (an answer to a simultaneous step the game declares nothing of)."""
+    found: list[tuple[int, tuple[str, ...] | None]] = []
     for step, (seat, _) in enumerate(trace.steps):
-        kind = msgspec.json.decode(trace.positions[step].asked[seat])["kind"]
+        position = trace.positions[step]
+        kind = msgspec.json.decode(position.asked[seat])["kind"]
         if kind in rules.secret_choices:
             found.append((step, tuple(rules.secret_choices[kind])))
+        elif position.together:
+            found.append((step, None))
     return found
 
 
-def other_choice(state: GameState, played: Any, secret: Sequence[str], rng: random.Random) -> Any | None:
+def other_choice(state: GameState, played: Any, secret: Sequence[str] | None, rng: random.Random) -> Any | None:
     """A legal action of the seat to move that differs from ``played`` in the ``secret`` fields
-    only; None when it has no such action."""
+    only (in any way, where ``secret`` is None); None when it has no such action."""
     decision = state.decision()
     if decision is None:
         return None
@@ -103,9 +111,9 @@ def other_choice(state: GameState, played: Any, secret: Sequence[str], rng: rand
     return None
 
 
-def _public_part(action: Any, secret: Sequence[str]) -> Any:
+def _public_part(action: Any, secret: Sequence[str] | None) -> Any:
     as_json = msgspec.to_builtins(action)
-    if not isinstance(as_json, dict):
+    if secret is None or not isinstance(as_json, dict):
         return None  # an action that is not an object: all of it is the secret
     return {key: value for key, value in as_json.items() if key not in secret}
 
@@ -128,7 +136,8 @@ def choice_twins(
         seat, chosen = trace.steps[step]
         instead = other_choice(state, chosen, secret, rng)
         if instead is not None:
-            yield ChoiceTwin(step, seat, chosen, instead, _played_on(state, seat, instead, trace.steps[step + 1 :]))
+            positions = _played_on(state, seat, instead, trace.steps[step + 1 :])
+            yield ChoiceTwin(step, seat, chosen, instead, positions, whole=secret is None)
 
 
 def _played_on(state: GameState, seat: int, instead: Any, rest: list[tuple[int, Any]]) -> Iterator[Position]:

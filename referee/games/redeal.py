@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 
 from referee.games.base import (
+    TOGETHER,
     Chance,
     ChanceDraw,
     GameRules,
@@ -76,6 +77,10 @@ class Position:
     asked: list[bytes]
     sent: list[bytes]
     sent_events: list[list[Any]]
+    together: bool = False
+    """Whether the step here asks several seats at once (``TOGETHER``): its answers are secret by default."""
+    held: tuple[int, ...] = ()
+    """The seats whose answers to that step are held, not yet played (``GameState.held``)."""
 
 
 @dataclass
@@ -104,6 +109,8 @@ def position_of(state: GameState, events: list[Any] | None) -> Position:
         asked=asked,
         sent=[_encode(chunk) for chunk in sent_events],
         sent_events=sent_events,
+        together=state.to_move == TOGETHER,
+        held=tuple(sorted(state.held)),
     )
 
 

@@ -36,8 +36,8 @@ from referee.games.base import (
     ScriptedChance,
     SeededChance,
 )
-from referee.games.rechoose import choice_twins, secret_steps
-from referee.games.redeal import Trace, draw_name, hidden_twins, play_trace, reach, seats_text
+from referee.games.rechoose import ChoiceTwin, choice_twins, secret_steps
+from referee.games.redeal import Position, Trace, draw_name, hidden_twins, play_trace, reach, seats_text
 
 __all__ = [
     "CHECKS",
@@ -274,8 +274,10 @@ def check_illegal_actions_change_nothing(rules: GameRules, n_players: int, confi
                 raise _copy_blame(rules, state, fresh, where, "playing a copy changed its original")
             trial = state.copy()
             before = _fingerprint(trial)
+            # In a simultaneous step another seat still asked may answer now: its answer need not be refused.
+            asked = {other.seat for other in state.decisions()}
             attempts: list[tuple[int, Any, bool]] = [
-                (seat, action, True) for seat in range(n_players) if seat != decision.seat
+                (seat, action, seat not in asked) for seat in range(n_players) if seat != decision.seat
             ]
             attempts.append((decision.seat, msgspec.to_builtins(action), True))
             attempts.append((decision.seat, None, True))
@@ -478,6 +480,8 @@ def _check_secret_fields_exist(rules: GameRules, trace: Trace) -> None:
     """Every field ``GameRules.secret_choices`` names is a field of the actions of its decision kind:
     a misspelt one would leave nothing to choose again, and the check would pass in silence."""
     for step, secret in secret_steps(rules, trace):
+        if secret is None:
+            continue  # a simultaneous answer, secret as a whole: no field to name
         seat, action = trace.steps[step]
         fields = msgspec.to_builtins(action)
         fields = fields if isinstance(fields, dict) else {}
@@ -503,6 +507,8 @@ def _check_events_keep_hidden_choices(rules: GameRules, n_players: int, config: 
         watching = [seat for seat in range(n_players) if seat != twin.seat]
         for where, mine in enumerate(twin.positions, start=twin.step + 1):
             game = trace.positions[where]
+            if twin.whole and twin.seat in mine.held:
+                _check_answer_held(rules, seed, where, twin, mine, game)
             for seat in watching:
                 if game.over or mine.views[seat] != game.views[seat] or mine.sent[seat] == game.sent[seat]:
                     continue
@@ -527,11 +533,32 @@ def _check_events_keep_hidden_choices(rules: GameRules, n_players: int, config: 
                 break
 
 
+def _check_answer_held(
+    rules: GameRules, seed: int, where: int, twin: ChoiceTwin, mine: Position, game: Position
+) -> None:
+    """While a simultaneous step waits for other answers, nothing another seat sees or is asked may
+    depend on an answer already given: not its view, not its decision, not its events."""
+    for seat in range(len(game.views)):
+        if seat == twin.seat:
+            continue
+        for what, ours, theirs in (
+            ("view", mine.views, game.views),
+            ("decision", mine.asked, game.asked),
+            ("events", mine.sent, game.sent),
+        ):
+            if ours[seat] != theirs[seat]:
+                raise ContractBroken(
+                    f"{rules.name}: seed {seed}, position {where}: seat {seat}'s {what} shows another seat's answer to "
+                    f"a simultaneous step before the step is played: {twin.changed()} changes it. An answer is "
+                    "its seat's secret until every seat asked has answered"
+                )
+
+
 def _check_views_keep_what_events_keep(rules: GameRules, n_players: int, config: Any, seed: int) -> None:
     """``check_views_leak_nothing`` for secret choices (``GameRules.secret_choices``): right after a
     changed choice, a seat the events of that step tell nothing (while they tell some seat) sees the
     same view."""
-    if not rules.secret_choices:
+    if not rules.secret_choices and not rules.state_type.simultaneous():
         return  # every choice is public: nothing to play again
     trace = play_trace(rules, n_players, config, SeededChance(seed), random.Random(seed))
     _check_secret_fields_exist(rules, trace)
