@@ -320,6 +320,49 @@ class MatchClock:
             self.alarm.deadline = self.alarm_at = deadline
         return open_
 
+    def open_together(self, seat: SeatClock, request: int) -> OpenRequest:
+        """Start the clock of ``request`` to ``seat``, one of several seats a simultaneous step asks at once.
+
+        Each such request has a record of its own and runs beside the others:
+        not the one open request the watchdog keeps, but one whose asking task
+        keeps its own deadline (``look``). Its budget, charge and freezing are
+        those of any request: the seat is thawed by its request and frozen again
+        at its answer, whatever the other seats asked are doing.
+        """
+        meter = seat.meter
+        usage = 0
+        if meter is not None:
+            usage = meter()
+            seat.rests(usage)
+        budget = math.inf if seat.untimed else self.allowance_s + seat.bank_s + self.margin_s
+        now = self.now()
+        open_ = OpenRequest(seat)
+        open_.request, open_.budget, open_.start = request, budget, now
+        open_.deadline = min(now + budget, self.wall_deadline)
+        open_.output_before = seat.output.spent_s
+        seat.output.limit(budget)
+        open_.metered = meter is not None and self.cpu_clock
+        if open_.metered:
+            open_.read(usage)
+            open_.backstop = min(now + budget * self.backstop_factor, self.wall_deadline)
+        return open_
+
+    def look(self, open_: OpenRequest) -> None:
+        """``open_`` (a request of a simultaneous step) has no answer at its deadline: move the deadline on
+        where the cpu clock says the seat has not used its budget yet, else BotTimedOut (``overdue``).
+
+        The watchdog's reasoning for the one open request, kept by the asking task itself."""
+        now = self.now()
+        if open_.metered and now < open_.backstop and open_.deadline < self.wall_deadline:
+            left = open_.budget - open_.used_now(now)
+            if left > 0:
+                open_.deadline = min(now + left, open_.backstop)
+                return
+        elif open_.metered and open_.deadline < self.wall_deadline:
+            open_.deadline = open_.backstop  # what ran out: the wall-time bound
+        open_.expired = True
+        raise self.overdue(open_)
+
     def close(self, open_: OpenRequest, end: float) -> float:
         """The answer to ``open_`` was read at ``end``: what the decision costs its seat, in seconds,
         charged to it (its allowance, then its bank); BotTimedOut when that is over its budget.

@@ -10,6 +10,14 @@ package (referee.match says which).
 Whatever a bot does wrong becomes a ``BotError``: the seat forfeits (the engine
 plays its turns as passes from then on), the reason is recorded, and the other
 seats' game goes on.
+
+A step that asks several seats at once (a simultaneous step: the engine's
+``decisions()``) is asked all at once: every seat asked gets its own request,
+built before any answer is read, and its own clock, in a task of its own
+(``ask_together``). When every one has answered, timed out or failed, the
+failures are taken first, then the answers are played together in one engine
+call (``apply_together``); an illegal one is that seat's alone. Everything is
+recorded in seat order, the order in which a replay plays it again.
 """
 
 from __future__ import annotations
@@ -40,8 +48,8 @@ from protocol.messages import (
 from referee.channel import BotChannel, ChannelBase, adopt
 from referee.errors import BotError, BotIllegalAction, BotProtocolError, internal_error
 from referee.games import get_rules
-from referee.games.base import GameState, IllegalAction, RecordingChance, SeededChance
-from referee.match.clock import MatchClock, SeatClock
+from referee.games.base import TOGETHER, GameState, IllegalAction, RecordingChance, SeededChance
+from referee.match.clock import MatchClock, OpenRequest, SeatClock
 from referee.match.fair_slice import FairSlice
 from referee.match.intake import OutputCost, SeatIntake
 from referee.match.recorder import MatchRecorder, NullRecorder, ReplayRecorder
@@ -120,6 +128,10 @@ class _Match:
         self.request_id = 0
         self.match_id = spec.match or spec.game  # sent to bots: never the seed
         self.move_ms = settings.clock.time.move_ms
+        # A game that never asks several seats at once keeps the decision loop it always had.
+        self.step: Callable[[], Awaitable[bool]] = (
+            self.play_step if type(self.state).simultaneous() else self.play_decision
+        )
 
     def seat(self, index: int, bot: ChannelBase) -> _Seat:
         """Seat ``bot`` at ``index``: the reading of its lines and its clock share what the referee spends on them."""
@@ -277,8 +289,9 @@ class _Match:
             # (only then can a request be overdue) and reads the open request then.
             nursery.start_soon(clock.watchdog)
             while True:
+                step = self.step
                 with trio.CancelScope() as clock.loop_scope:
-                    while await self.play_decision():
+                    while await step():
                         pass
                 if not clock.loop_scope.cancelled_caught:
                     break
@@ -342,6 +355,141 @@ class _Match:
         self.record.action(index, request.id, decision.kind, recorded, elapsed, events, substituted=substituted)
         events_so_far.extend(events)
         return True
+
+    # --- a simultaneous step ----------------------------------------------------------
+
+    async def play_step(self) -> bool:
+        """One step of a game that has simultaneous steps; False when the game is over."""
+        if self.state.to_move != TOGETHER or len(self.state.decisions()) < 2:
+            return await self.play_decision()
+        await self.play_together()
+        return True
+
+    async def play_together(self) -> None:
+        """Ask every seat the step names at once and play their answers together.
+
+        The requests are all built (and encoded) before any is sent, so none can
+        hold another seat's answer. Each seat's answer, timeout or failure is its
+        own; the step waits for the last of them, never longer than the slowest
+        seat's own deadline.
+        """
+        state = self.state
+        events_so_far = self.events
+        asked: list[tuple[_Seat, int, str, bytes]] = []
+        for decision in state.decisions():
+            index = decision.seat
+            seat = self.seats[index]
+            self.request_id += 1
+            request: Request[Any, Any, Any] = Request(
+                id=self.request_id,
+                decision=decision.kind,
+                view=state.transient_view(index),  # encoded at once, before the next seat's is built
+                events=state.events_for(index, events_so_far[seat.seen :]),
+                options=decision.options,
+                constraints=decision.constraints,
+                time_ms=self.move_ms,
+                bank_ms=round(seat.clock.bank_s * 1000),
+            )
+            seat.seen = len(events_so_far)
+            asked.append((seat, request.id, decision.kind, encode_message(request)))
+        answers: dict[int, tuple[Any, msgspec.Raw, float]] = {}
+        failures: dict[int, BotError] = {}
+        async with trio.open_nursery() as nursery:
+            for seat, request_id, _, data in asked:
+                nursery.start_soon(self.ask_together, seat, request_id, data, answers, failures)
+        requests = {seat.index: (request_id, kind) for seat, request_id, kind, _ in asked}
+        for index in sorted(failures):
+            await self.fail(self.seats[index], failures[index], requests[index][0])
+        if state.is_over() or not answers:
+            return  # the failures ended the game, or the step was played when the last awaited seat forfeited
+        actions = {index: answer[0] for index, answer in sorted(answers.items())}
+        raws = {index: answer[1] for index, answer in answers.items()}
+        substituted: set[int] = set()
+        while True:
+            try:
+                events = state.apply_together(actions)
+                break
+            except IllegalAction as exc:
+                index = exc.seat if exc.seat is not None else min(actions)
+                seat = self.seats[index]
+                if await self.reject(seat, requests[index][0], raws[index], exc, answers[index][2]):
+                    # The "pass" policy: the seat keeps playing, its answer this step is a pass.
+                    actions[index] = state.pass_action(index)
+                    raws[index] = encode_raw(actions[index])
+                    substituted.add(index)
+                else:
+                    del actions[index]  # it forfeited
+                if state.is_over() or not actions:
+                    return
+        last = max(actions)
+        for index, action in actions.items():
+            recorded = recorded_action(raws[index], action)
+            request_id, kind = requests[index]
+            # One engine call made every event: a replay, played one seat at a time, has them
+            # all at the step's last answer (the engine holds the others until then).
+            self.record.action(
+                index,
+                request_id,
+                kind,
+                recorded,
+                answers[index][2],
+                events if index == last else [],
+                substituted=index in substituted,
+            )
+        events_so_far.extend(events)
+
+    async def ask_together(
+        self,
+        seat: _Seat,
+        request_id: int,
+        data: bytes,
+        answers: dict[int, tuple[Any, msgspec.Raw, float]],
+        failures: dict[int, BotError],
+    ) -> None:
+        """Ask one seat of a simultaneous step under its own deadline; its answer or its failure, by seat.
+
+        As ``ask``, without the single open request the watchdog keeps: this
+        task keeps its seat's deadline (``MatchClock.look``), so each seat asked
+        has its own clock running while the others think.
+        """
+        lines, clock = seat.lines, self.clock
+        open_ = clock.open_together(seat.clock, request_id)
+        try:
+            if lines.reader is not None and not lines.quiet():
+                await lines.check_unasked(request_id)
+            with trio.move_on_at(open_.deadline) as sending:
+                await seat.bot.send(data)
+            if sending.cancelled_caught:  # a bot that does not read: held up its request until its deadline
+                open_.expired = True
+                raise clock.overdue(open_)
+            open_.sent(self.now())
+            message = await self.answer_by_deadline(seat, open_)
+            end = self.now()
+            self.fair.restart()
+            elapsed = clock.close(open_, end)
+            answer = lines.take_answer(message, request_id)
+            try:
+                action = self.action_decoder.decode(answer.action)
+            except msgspec.DecodeError as exc:
+                raise BotProtocolError(f"action for request {request_id} has the wrong shape: {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - a bug of ours met by these bytes: the seat's error
+                raise internal_error(exc) from None
+        except BotError as error:
+            failures[seat.index] = error
+            return
+        answers[seat.index] = (action, answer.action, elapsed)
+
+    async def answer_by_deadline(self, seat: _Seat, open_: OpenRequest) -> Ready | Action[msgspec.Raw]:
+        """The seat's next message other than a log line, read before its request's deadline; BotTimedOut after it."""
+        lines = seat.lines
+        while True:
+            with trio.move_on_at(open_.deadline):
+                return await lines.read_message(open_.request)
+            # A referee kept from running past the deadline (a busy host) still takes
+            # an answer that arrived in time and waits in the pipe.
+            if (message := lines.message_now()) is not None:
+                return message
+            self.clock.look(open_)
 
     async def ask(self, seat: _Seat, request: Request[Any, Any, Any]) -> tuple[Any, msgspec.Raw, float]:
         """Send a request and wait for its answer: (decoded action, raw action, seconds charged).
