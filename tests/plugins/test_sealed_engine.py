@@ -9,6 +9,7 @@ the step's last one. The two shipped games keep their one decision a step.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,16 @@ def test_the_contract_suite_finds_a_view_that_shows_an_answer_held_for_a_simulta
     check_events_reveal_nothing_hidden(rules, 3, None, 1)  # the example keeps every answer out of sight
     with pytest.raises(ContractBroken, match=r"view shows another seat's answer to a simultaneous step"):
         check_events_reveal_nothing_hidden(leaky_rules(rules), 3, None, 1)
+
+
+def test_the_excerpt_of_sealed_in_writing_a_game_is_the_examples_own_code() -> None:
+    from tests.plugins.sealed_site import EXAMPLE
+
+    page = (EXAMPLE.parents[1] / "docs" / "writing-a-game.md").read_text(encoding="utf-8")
+    section = page.split("## 10. Moves made at once", 1)[1]
+    (excerpt,) = [b for b in re.findall(r"^```python\n(.*?)^```$", section, re.MULTILINE | re.DOTALL) if "_asked" in b]
+    source = (EXAMPLE / "famiglia_sealed" / "__init__.py").read_text(encoding="utf-8")
+    # Each method the page shows (up to its "..." elision, if any) is in the source as it stands.
+    for method in excerpt.split("\n\n"):
+        shown = re.split(r"^ *\.\.\..*\n", method, flags=re.MULTILINE)[0]
+        assert shown.strip() and shown in source, shown
