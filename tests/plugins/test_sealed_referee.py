@@ -186,3 +186,40 @@ async def test_a_simultaneous_game_is_recorded_and_its_replay_verifies(
     record = await run_match(SPEC, bots, CLOCK, replay_path=path)
     assert sorted((t.seat, t.kind) for t in record.result.terminations) == [(1, "timeout"), (2, "illegal")]
     assert verify_replay(read_replay(path)) == record.result
+
+
+class Deaf(ScriptedBot):
+    """A bot that stops reading its input at round ``round_``: the write of that request never ends."""
+
+    def __init__(self, respond: Bidder, round_: int) -> None:
+        super().__init__(respond, name="deaf")
+        self.deaf_from = round_
+
+    async def send(self, data: bytes) -> None:
+        if b'"type":"request"' in data and f'"round":{self.deaf_from},'.encode() in data:
+            await trio.sleep_forever()
+        await super().send(data)
+
+
+async def test_a_seat_that_stops_reading_in_a_simultaneous_step_times_out_alone(
+    sealed: Path, autojump_clock: Any
+) -> None:
+    deaf = Deaf(bidding(), round_=1)
+    bots = [Timed(bidding(0.2)), deaf, Timed(bidding(0.2))]
+    record = await run_match(SPEC, bots, CLOCK)
+    (termination,) = record.result.terminations
+    assert termination.seat == 1 and termination.kind == "timeout" and deaf.killed
+    assert len(shown_rounds(bots[0])) == 4
+    assert record.timings[0].max_ms == pytest.approx(200, abs=10)
+
+
+async def test_the_game_wall_limit_ends_a_simultaneous_step_and_names_the_limit(
+    sealed: Path, autojump_clock: Any
+) -> None:
+    # Each round takes 0.5 s of its 1 s: the 1.2 s of the whole game run out in the third round.
+    settings = RefereeSettings(clock=Clock(time=TimeControl(move_ms=1000, bank_ms=0), margin_ms=0, game_wall_ms=1200))
+    bots = [ScriptedBot(bidding(0.5)) for _ in range(3)]
+    record = await run_match(SPEC, bots, settings)
+    assert record.result.ended_by == "forfeits"
+    assert all("the game's wall limit of 1.2 s ran out" in t.reason for t in record.result.terminations)
+    assert record.seconds == pytest.approx(1.2, abs=0.05)

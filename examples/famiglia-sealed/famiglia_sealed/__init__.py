@@ -6,8 +6,8 @@ and every seat in play bids one card of its hand, all at the same time. Then the
 bids are shown: the highest bid that no other seat matched takes the prize (when
 every bid is matched, nobody does), and the bid cards are gone. After ``prizes``
 rounds the seats rank by the value of the prizes they took (ties share a rank).
-A seat that forfeits bids no more (a bid it had not yet had played is void) and
-ranks last; when one seat is left, the game ends.
+A seat that forfeits bids no more (its bid in the round under way, if any, is
+void) and ranks last; when one seat is left, the game ends.
 
 What makes it simultaneous: every round is one step that asks every seat in play
 at once. ``SealedState`` sets ``to_move`` to ``TOGETHER`` and lists the seats
