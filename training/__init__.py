@@ -7,9 +7,10 @@ docs/training.md is the guide.
 
 * ``training.aec``: a PettingZoo AEC environment for every installed game
   (``env("vendetta", n_players=4)``), observations as a vector with an action
-  mask or as the view a bot receives. A parallel environment waits for
-  simultaneous decisions, which the engines do not have yet: every decision
-  names one seat, so the AEC environment is the whole game.
+  mask or as the view a bot receives; a step that asks several seats at once
+  is taken seat by seat, each answer held out of the others' views.
+* ``training.parallel``: a PettingZoo parallel environment for a game with
+  steps that ask several seats at once, each step's answers played together.
 * ``training.opponents``: a single-agent Gymnasium environment whose other
   seats are real famiglia bots in their sandbox, any language.
 * ``training.policy_bot``: a Python function from the observation to an action
@@ -19,5 +20,5 @@ docs/training.md is the guide.
   steps (numpy only, no learning framework).
 
 ``pettingzoo`` and ``gymnasium`` come with the extra ``famiglia[training]``;
-only ``aec`` and ``opponents`` import them, so a policy bot needs numpy alone.
+only ``aec``, ``parallel`` and ``opponents`` import them, so a policy bot needs numpy alone.
 """

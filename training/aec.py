@@ -25,11 +25,10 @@ Rewards come at the end only, from the final ranks (``rank_reward``: +1 first,
 terminated. Games end by their own rules (Vendetta's round limit, Sicilianos'
 turn limit included), so there is no truncation.
 
-Moves made at once: every decision of famiglia's engines names one seat, so
-this environment is the whole game. PettingZoo's parallel API is for games
-whose seats act together; a parallel environment waits for the engines'
-simultaneous decisions (issue 44) and is not offered until then. When it
-comes, it steps every seat a decision names, from the same ``Asked`` steps.
+Moves made at once: a step that asks several seats (``GameState.decisions()``)
+is taken here one seat after the other (``decision()`` names the lowest seat
+still to answer), each answer held by the engine out of every view until the
+step's last; training.parallel steps them together instead.
 """
 
 from __future__ import annotations
