@@ -432,7 +432,7 @@ class GameState:
         waiting = self.decisions()
         decision = next((d for d in waiting if d.seat == seat), None)
         if decision is None:
-            if self._outcome is None and 0 <= seat < self.n and not self.forfeited[seat] and seat in self.held:
+            if seat in self.held:  # a forfeited seat's answer is gone: that seat hears H2 instead
                 raise IllegalAction(self._action_rule(), f"seat {seat} has already answered this step")
             raise self._not_to_move(seat)
         self._check_held(decision, action)
@@ -501,7 +501,8 @@ class GameState:
         if action not in decision.options:
             raise IllegalAction(
                 self._action_rule(),
-                f"{msgspec.to_builtins(action)!r} is not one of seat {decision.seat}'s options",
+                f"{msgspec.json.encode(action).decode()} is not one of the options of seat {decision.seat}'s "
+                f"{decision.kind!r} decision: answer with one of them, unchanged",
                 decision.seat,
             )
 

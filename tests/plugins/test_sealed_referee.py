@@ -19,7 +19,7 @@ import trio
 from protocol.messages import TimeControl
 from referee.errors import BotCrashed
 from referee.match import MatchSpec, run_match
-from referee.replay import read_replay, verify_replay
+from referee.replay import ActionRecord, read_replay, verify_replay
 from referee.settings import Clock, RefereeSettings
 from tests.referee.fakes import HANG, Response, ScriptedBot, action, line, ready
 
@@ -223,3 +223,17 @@ async def test_the_game_wall_limit_ends_a_simultaneous_step_and_names_the_limit(
     assert record.result.ended_by == "forfeits"
     assert all("the game's wall limit of 1.2 s ran out" in t.reason for t in record.result.terminations)
     assert record.seconds == pytest.approx(1.2, abs=0.05)
+
+
+async def test_a_bid_played_as_a_pass_is_recorded_as_such_and_the_replay_verifies(
+    sealed: Path, tmp_path: Path, autojump_clock: Any
+) -> None:
+    cheat = ScriptedBot(on_round(0, lambda m: [action(m["id"], {"type": "bid", "card": 9})], bidding()))
+    bots = [ScriptedBot(bidding(pick=lambda m: max(o["card"] for o in m["options"]))), cheat, ScriptedBot(bidding())]
+    path = tmp_path / "sealed.jsonl"
+    settings = RefereeSettings(clock=CLOCK.clock, illegal_action="pass")
+    record = await run_match(SPEC, bots, settings, replay_path=path)
+    assert record.result.terminations == []
+    first_round = [r for r in read_replay(path) if isinstance(r, ActionRecord)][:3]
+    assert [(r.seat, r.substituted) for r in first_round] == [(0, False), (1, True), (2, False)]
+    assert verify_replay(read_replay(path)) == record.result
