@@ -237,3 +237,19 @@ async def test_a_bid_played_as_a_pass_is_recorded_as_such_and_the_replay_verifie
     first_round = [r for r in read_replay(path) if isinstance(r, ActionRecord)][:3]
     assert [(r.seat, r.substituted) for r in first_round] == [(0, False), (1, True), (2, False)]
     assert verify_replay(read_replay(path)) == record.result
+
+
+async def test_a_match_cancelled_during_a_simultaneous_step_stops_at_once_and_records_no_part_of_the_step(
+    sealed: Path, tmp_path: Path, autojump_clock: Any
+) -> None:
+    # Every seat is thinking (none answers) when the host gives up on the match (Ctrl-C, a shut-down executor).
+    bots = [ScriptedBot(on_round(1, lambda m: [HANG], bidding())) for _ in range(3)]
+    path = tmp_path / "sealed.jsonl"
+    with trio.move_on_after(0.5) as scope:
+        await run_match(SPEC, bots, CLOCK, replay_path=path)
+    assert scope.cancelled_caught and trio.current_time() == pytest.approx(0.5)
+    assert not path.exists()
+    # What stays for inspection (the .partial file) holds round 0 whole and nothing of the step cut short.
+    partial = path.with_name(path.name + ".partial").read_bytes().splitlines()
+    played = [line for line in partial if b'"type":"action"' in line]
+    assert len(played) == 3 and b'"type":"forfeit"' not in b"".join(partial)
