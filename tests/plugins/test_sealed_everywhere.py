@@ -171,3 +171,22 @@ async def test_a_ladder_of_sealed_checks_submissions_and_plays_their_games(seale
             assert game.replay is not None and verify_replay(read_replay(Path(game.replay))).ended_by == "all_prizes"
             assert (await http.get(f"/games/game-{game.id}.html")).status_code == 200
         nursery.cancel_scope.cancel()
+
+
+def test_the_example_installs_with_pip_and_registers_itself(tmp_path: Path) -> None:
+    # The other tests register the game by hand: this one checks the example's own pyproject.toml.
+    source = shutil.copytree(
+        EXAMPLE, tmp_path / "source", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+         "--target", str(site), str(source)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    found = subprocess.run(
+        [sys.executable, "-c", "from referee.games import get_rules; r = get_rules('sealed'); print(r.name, r.max_players)"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(EXAMPLE.parents[1])])},
+    )  # fmt: skip
+    assert found.stdout.strip() == "sealed 5", found.stdout + found.stderr
