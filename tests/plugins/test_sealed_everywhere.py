@@ -169,7 +169,18 @@ async def test_a_ladder_of_sealed_checks_submissions_and_plays_their_games(seale
             assert store.counts().get("done", 0) >= 2, (store.counts(), states)
             game = store.games(limit=1)[0]
             assert game.replay is not None and verify_replay(read_replay(Path(game.replay))).ended_by == "all_prizes"
-            assert (await http.get(f"/games/game-{game.id}.html")).status_code == 200
+            # A game's page is public once every seating of its deal is played (before, it would tell the
+            # deal to those who still play it): wait for a whole deal, then some game of it is served.
+            served: list[int] = []
+            with trio.move_on_after(240):
+                while not served:
+                    for done in store.games(limit=20):
+                        if (await http.get(f"/games/game-{done.id}.html")).status_code == 200:
+                            served.append(done.id)
+                            break
+                    else:
+                        await trio.sleep(0.2)
+            assert served, store.counts()
         nursery.cancel_scope.cancel()
 
 
