@@ -1,1 +1,2 @@
-"""The referee: rules engines (referee.games) and the Trio match runner."""
+"""The referee: rules engines (referee.games), the Trio match runner (referee.match), and the
+contract every game keeps, as checks its author runs (referee.contract)."""

@@ -399,7 +399,7 @@ class GameState:
     def hidden_twin(self, seat: int, rng: random.Random) -> Self | None:
         """A copy in which everything hidden from ``seat`` is dealt again at random
         (other seats' cards, unseen pile orders, ...), for the contract check that a
-        view shows nothing hidden (referee/games/testing.py). A game without hidden
+        view shows nothing hidden (referee/contract.py). A game without hidden
         information returns ``self.copy()``; None means the game offers no twin."""
         return None
 

@@ -95,8 +95,8 @@ def famiglia(site: Path, cwd: Path, *args: str, timeout: float = 180) -> subproc
 
 @pytest.mark.slow
 def test_the_game_from_the_page_keeps_the_contract(registered: Path) -> None:
+    from referee.contract import check_game
     from referee.games import get_rules
-    from referee.games.testing import check_game
 
     rules = get_rules(GAME)
     assert type(rules).__module__ == "famiglia_sotto" and str(registered) in str(sys.modules["famiglia_sotto"].__file__)

@@ -24,9 +24,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from protocol.messages import TimeControl
+from referee.contract import check_game
 from referee.games import get_rules
 from referee.games.base import SeededChance
-from referee.games.testing import check_game
 from referee.match import MatchSpec, run_match
 from referee.settings import Clock, RefereeSettings
 from tests.conftest import ROOT, SAMPLE_BOTS

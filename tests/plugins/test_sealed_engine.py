@@ -16,9 +16,9 @@ from typing import Any
 import msgspec
 import pytest
 
+from referee.contract import check_game
 from referee.games import get_rules
 from referee.games.base import TOGETHER, GameRules, GameState, IllegalAction, SeededChance
-from referee.games.testing import check_game
 
 _encode = msgspec.json.Encoder().encode
 
@@ -159,7 +159,7 @@ def leaky_rules(rules: GameRules) -> GameRules:
 
 
 def test_the_contract_suite_finds_a_view_that_shows_an_answer_held_for_a_simultaneous_step(rules: GameRules) -> None:
-    from referee.games.testing import ContractBroken, check_events_reveal_nothing_hidden
+    from referee.contract import ContractBroken, check_events_reveal_nothing_hidden
 
     check_events_reveal_nothing_hidden(rules, 3, None, 1)  # the example keeps every answer out of sight
     with pytest.raises(ContractBroken, match=r"view shows another seat's answer to a simultaneous step"):

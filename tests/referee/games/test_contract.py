@@ -1,4 +1,4 @@
-"""The contract suite (referee/games/testing.py) over every registered game, and proof
+"""The contract suite (referee/contract.py) over every registered game, and proof
 that each of its checks fails on a game that breaks what it checks.
 
 Takes about 15 s: every check at every table size of each game, two seeds.
@@ -11,15 +11,15 @@ from typing import Any
 import msgspec
 import pytest
 
-from referee.games import game_names, get_rules
-from referee.games.base import GameRules, GameState, IllegalAction
-from referee.games.testing import (
+from referee.contract import (
     CHECKS,
     ContractBroken,
     check_illegal_actions_change_nothing,
     check_transient_view_is_the_view,
     check_views_leak_nothing,
 )
+from referee.games import game_names, get_rules
+from referee.games.base import GameRules, GameState, IllegalAction
 from referee.games.vendetta import VendettaRules, VendettaState, VendettaView
 
 
@@ -144,8 +144,8 @@ def test_transient_view_check_catches_a_refilled_view_that_misses_a_replaced_lis
 
 
 def test_a_check_takes_the_defaults_variant_texts_or_a_configuration_and_refuses_anything_else() -> None:
+    from referee.contract import game_config
     from referee.games.base import UnknownVariant
-    from referee.games.testing import game_config
 
     vendetta, sicilianos = get_rules("vendetta"), get_rules("sicilianos")
     assert game_config(vendetta) == vendetta.config({})

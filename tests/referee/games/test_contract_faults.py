@@ -21,8 +21,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from referee.games.base import GameRules, GameState
-from referee.games.testing import (
+from referee.contract import (
     CHECKS,
     check_chance_means_the_same,
     check_copy_is_independent,
@@ -30,6 +29,7 @@ from referee.games.testing import (
     check_illegal_actions_change_nothing,
     check_views_leak_nothing,
 )
+from referee.games.base import GameRules, GameState
 from tests.referee.games.liars_dice import FACES, RULES, LiarsRules, LiarsState, LiarsView
 
 

@@ -15,15 +15,15 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from referee.games.base import GameRules, GameState, SeededChance
-from referee.games.rechoose import choice_twins, other_choice
-from referee.games.redeal import play_trace
-from referee.games.testing import (
+from referee.contract import (
     ContractBroken,
     check_events_reveal_nothing_hidden,
     check_game,
     check_views_leak_nothing,
 )
+from referee.games.base import GameRules, GameState, SeededChance
+from referee.games.rechoose import choice_twins, other_choice
+from referee.games.redeal import play_trace
 from tests.referee.games.sealed_bids import RULES, Bid, SealedRules, SealedState, SealedView, register
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.contract import check_game
 from referee.games import BadGamePlugin, UnknownGame, game_names, get_rules, plugin_problems
-from referee.games.testing import check_game
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "famiglia-sotto"

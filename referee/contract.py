@@ -6,11 +6,13 @@ depend on the play and a stream's n-th draw means one thing, a copy is
 independent, an illegal action changes nothing, a recording of the chance draws
 replays the game, neither a view nor what a seat is sent shows anything hidden,
 every game ends with a valid ranking. The checks of hidden information deal
-chance again themselves (redeal.py) rather than trust the game to say what is
-hidden, and make the secret choices a game declares again (rechoose.py: a
+chance again themselves (referee/games/redeal.py) rather than trust the game to say what is
+hidden, and make the secret choices a game declares again (referee/games/rechoose.py: a
 sealed bid played with another card). Each ``check_*`` function plays random legal games of the game it is
 given and raises ``ContractBroken`` (an AssertionError, so test runners show it
-as a failed assertion) saying what broke, with the seed to reproduce it.
+as a failed assertion) saying what broke, with the seed to reproduce it. The
+contract stands above the match in the referee package: one of its checks
+writes a replay through the referee's own recorder and verifies it.
 ``check_game`` runs them all over table sizes and seeds; famiglia's own test
 suite runs it over every registered game, and docs/writing-a-game.md shows a
 host how to run it over theirs.
@@ -19,12 +21,15 @@ host how to run it over theirs.
 from __future__ import annotations
 
 import random
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from protocol.messages import TimeControl
 from referee.games.base import (
     Chance,
     ChanceDraw,
@@ -38,6 +43,9 @@ from referee.games.base import (
 )
 from referee.games.rechoose import ChoiceTwin, choice_twins, secret_steps
 from referee.games.redeal import Position, Trace, draw_name, hidden_twins, play_trace, reach, seats_text
+from referee.match import result_of
+from referee.match.recorder import ReplayRecorder
+from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw, read_replay, verify_replay
 
 __all__ = [
     "CHECKS",
@@ -741,15 +749,6 @@ def check_replays_verify(rules: GameRules, n_players: int, config: Any = None, s
     """A replay of a random game, written through the referee's own replay recorder, verifies:
     ``famiglia replay verify`` re-runs it to the same events and the same result."""
     config = game_config(rules, config)
-    # Imported here: the recorder and the replay format sit above the games in the referee package.
-    import tempfile
-    from pathlib import Path
-
-    from protocol.messages import TimeControl
-    from referee.match import result_of
-    from referee.match.recorder import ReplayRecorder
-    from referee.replay import REPLAY_FORMAT, Header, SeatInfo, encode_raw, read_replay, verify_replay
-
     recording = RecordingChance(SeededChance(seed))
     state = rules.new_game(n_players, config, recording)
     with tempfile.TemporaryDirectory() as folder:
