@@ -161,7 +161,10 @@ class FamigliaEnv(AECEnv[str, Observation, Any]):  # type: ignore[misc]
         if decision is None:
             self.asked = None
             return
-        self.asked = Asked(self.encoding, state.view(decision.seat), decision)
+        # A vector learner's decision reads the view once, as it starts (DecisionSteps), so the view
+        # the state refills in place for each decision will do; a view kept for the agent is a copy.
+        view = state.view(decision.seat) if self.form == "view" else state.transient_view(decision.seat)
+        self.asked = Asked(self.encoding, view, decision)
         self.agent_selection = self.possible_agents[decision.seat]
 
     def _state(self) -> GameState:
@@ -174,13 +177,14 @@ class FamigliaEnv(AECEnv[str, Observation, Any]):  # type: ignore[misc]
         seat = self._seat[agent]
         asked = self.asked
         if asked is not None and asked.decision.seat == seat:
-            view, decision, chosen, mask = asked.view, asked.decision, asked.chosen, asked.mask()
-        else:
-            view, decision, chosen = self._state().view(seat), None, []
-            mask = np.zeros(self.encoding.action_size, dtype=np.int8)
+            if self.form == "view":
+                return {"view": asked.view, "action_mask": asked.mask()}
+            return {"observation": asked.vector(), "action_mask": asked.mask()}
+        view = self._state().view(seat)
+        mask = np.zeros(self.encoding.action_size, dtype=np.int8)
         if self.form == "view":
             return {"view": view, "action_mask": mask}
-        return {"observation": self.encoding.observe(view, decision, chosen), "action_mask": mask}
+        return {"observation": self.encoding.observe(view, None), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -204,7 +208,8 @@ class FamigliaEnv(AECEnv[str, Observation, Any]):  # type: ignore[misc]
             for other in self.agents:
                 self.rewards[other] = self.reward_fn(ranks, self._seat[other])
                 self.terminations[other] = True
-        self._accumulate_rewards()
+            # Rewards are zero until the end (module docstring): before it, adding them changes nothing.
+            self._accumulate_rewards()
 
     def render(self) -> str | None:
         """The view of the agent to act, as JSON text (render_mode "ansi")."""

@@ -39,25 +39,31 @@ def rank_reward(ranks: Sequence[int], seat: int) -> float:
 
 
 class Asked:
-    """One seat's decision, taken a step at a time through ``encoding``."""
+    """One seat's decision, taken a step at a time through ``encoding`` (its ``decision_steps``)."""
 
-    __slots__ = ("chosen", "decision", "encoding", "view")
+    __slots__ = ("decision", "encoding", "steps", "view")
 
     def __init__(self, encoding: Encoding, view: Any, decision: Decision) -> None:
         self.encoding = encoding
         self.view = view
         self.decision = decision
-        self.chosen: list[int] = []
+        self.steps = encoding.decision_steps(view, decision)
+
+    @property
+    def chosen(self) -> list[int]:
+        """The steps taken so far (read only: ``choose`` adds one)."""
+        return self.steps.chosen
 
     def vector(self) -> npt.NDArray[np.float32]:
-        return self.encoding.observe(self.view, self.decision, self.chosen)
+        return self.steps.vector()
 
     def mask(self) -> npt.NDArray[np.int8]:
-        return self.encoding.mask(self.decision, self.chosen)
+        """The next step's mask, the caller's own copy."""
+        return self.steps.mask().copy()
 
     def choose(self, index: Any) -> Any | None:
         """Take one step; the game action once the steps make one, else None. IllegalStep for a masked number."""
-        mask = self.mask()
+        mask = self.steps.mask()
         try:
             step = int(index)
         except (TypeError, ValueError):
@@ -74,8 +80,7 @@ class Asked:
                 f"step {step} is not allowed now (a {self.decision.kind!r} decision after steps {self.chosen}): "
                 f"pick a number the action mask allows: {shown}{more}"
             )
-        self.chosen.append(step)
-        return self.encoding.action(self.decision, self.chosen)
+        return self.steps.take(step)
 
 
 def decision_from_request(rules: GameRules, seat: int, request: Mapping[str, Any] | Any) -> tuple[Any, Decision]:

@@ -53,6 +53,7 @@ from referee.games.chance import SeededChance
 
 __all__ = [
     "LIST_SLOTS",
+    "DecisionSteps",
     "Encoding",
     "GenericEncoding",
     "NoEncoding",
@@ -152,6 +153,49 @@ class Encoding:
     def describe(self, decision: Decision, chosen: Sequence[int], index: int) -> str:
         """What the number ``index`` means at this step, in a few words (for people reading a policy)."""
         return str(index)
+
+    def decision_steps(self, view: Any, decision: Decision) -> DecisionSteps:
+        """One decision taken a step at a time: the environments ask for the vector and mask of every
+        step. By default each is ``observe``/``mask`` again; a game may return its own ``DecisionSteps``
+        that reads the view once and keeps what the steps share (Vendetta's does)."""
+        return DecisionSteps(self, view, decision)
+
+
+class DecisionSteps:
+    """One seat's decision in progress, the steps chosen so far, and the vector and mask before the next.
+
+    They are ``observe``/``mask``/``action`` of the encoding with the steps so
+    far; a game's own subclass gives the same arrays faster. ``take`` does not
+    judge a step (the caller checks it against ``mask`` first). The view must
+    not change while the decision is open: a subclass may read it once, at
+    the start. ``mask()`` is the same array until the next ``take``: copy it
+    before handing it to code that may change it.
+    """
+
+    __slots__ = ("_mask", "chosen", "decision", "encoding", "view")
+
+    def __init__(self, encoding: Encoding, view: Any, decision: Decision) -> None:
+        self.encoding = encoding
+        self.view = view
+        self.decision = decision
+        self.chosen: list[int] = []
+        self._mask: Mask | None = None
+
+    def vector(self) -> Vector:
+        """The observation before the next step (a new array each call)."""
+        return self.encoding.observe(self.view, self.decision, self.chosen)
+
+    def mask(self) -> Mask:
+        """The numbers the next step may take (kept until the next ``take``)."""
+        if self._mask is None:
+            self._mask = self.encoding.mask(self.decision, self.chosen)
+        return self._mask
+
+    def take(self, step: int) -> Any | None:
+        """Add ``step`` (one ``mask`` allows); the game's action once the steps make one, else None."""
+        self.chosen.append(step)
+        self._mask = None
+        return self.encoding.action(self.decision, self.chosen)
 
 
 # ---------------------------------------------------------------------------

@@ -186,7 +186,8 @@ def _check_twins(aec: FamigliaEnv, rng: random.Random) -> bool:
             decision = twin.decision()
             assert decision is not None
             aec.asked = type(asked)(aec.encoding, twin.view(seat), decision)
-            aec.asked.chosen = list(asked.chosen)
+            for step in asked.chosen:  # the twin's decision, taken to the same step
+                aec.asked.choose(step)
         try:
             after = aec.observe(agent)
         finally:
