@@ -168,6 +168,10 @@ class VendettaEncoding(Encoding):
         self._numbers_at = [[self._number_places(seat, asked) for seat in range(n)] for asked in (False, True)]
         self._dealt_at = [[self.at["dealt"] + (s - seat) % n * N_DISTRICTS - 1 for s in range(n)] for seat in range(n)]
         self._scales: dict[tuple[int, bool], npt.NDArray[np.float32]] = {}
+        # The offsets each step writes at, read once here rather than from ``at`` at every step.
+        self.pending_at = self.at["pending"] - 1  # + district (1-based)
+        self.placed_at = self.at["placed"] - 1
+        self.hand_left_at = self.at["hand_left"]
 
     def _number_places(self, seat: int, asked: bool) -> npt.NDArray[np.intp]:
         n, at = self.n, self.at
@@ -307,14 +311,14 @@ class VendettaSteps(DecisionSteps):
 
     def vector(self) -> Vector:
         out = self.base.copy()
-        at = self.vendetta.at
+        vendetta = self.vendetta
         progress = self.progress
         if progress.pending:
-            out[at["pending"] + progress.pending - 1] = 1.0
-        placed = at["placed"] - 1
+            out[vendetta.pending_at + progress.pending] = 1.0
+        placed = vendetta.placed_at
         for p in progress.placements:
             out[placed + p.district] = _clipped(p.count * _SCALE)
-        out[at["hand_left"]] = _clipped(progress.hand_left * _SCALE)
+        out[vendetta.hand_left_at] = _clipped(progress.hand_left * _SCALE)
         return out
 
     def mask(self) -> Mask:
