@@ -22,9 +22,17 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 HERE = Path(__file__).resolve().parent
 TOURNAMENT = HERE / "tournament.toml"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a mistake in the command is one line (what is wrong), not the usage first."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"measure.py: {message} (--help lists the options)\n")
 
 
 def famiglia(*args: str) -> str:
@@ -36,7 +44,7 @@ def famiglia(*args: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = OneLineParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--db", type=Path, help="results database (default: a new one in a temporary folder)")
     args = parser.parse_args(argv)
     if not (HERE / "bot" / "weights.json").is_file():

@@ -25,7 +25,9 @@ import multiprocessing
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -41,6 +43,13 @@ PLAYERS = 4
 CHECK_SEEDS = 1_000_000  # the games that judge the policy start here; training's seeds stay below
 
 _game: FamigliaEnv | None = None  # one environment per process
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a mistake in the command is one line (what is wrong), not the usage first."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"train.py: {message} (--help lists the options)\n")
 
 
 def play(weights: Floats, seed: int) -> tuple[float, bool]:
@@ -71,13 +80,34 @@ def score(job: tuple[Floats, list[int]]) -> tuple[float, float]:
     return float(np.mean([r for r, _ in results])), float(np.mean([w for _, w in results]))
 
 
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``low`` (argparse says so in one line otherwise)."""
+
+    def number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is too few: give {low} or more")
+        return value
+
+    return number
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=14, help="cross-entropy iterations (default 14)")
-    parser.add_argument("--population", type=int, default=24, help="weight vectors tried per iteration (default 24)")
-    parser.add_argument("--games", type=int, default=24, help="games per weight vector and iteration (default 24)")
-    parser.add_argument("--check-games", type=int, default=400, help="games judging before and after (default 400)")
-    parser.add_argument("--workers", type=int, default=2, help="processes playing games (default 2)")
+    parser = OneLineParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--iterations", type=at_least(0), default=14, help="cross-entropy iterations (default 14)")
+    parser.add_argument(
+        "--population", type=at_least(2), default=24, help="weight vectors tried per iteration (default 24)"
+    )
+    parser.add_argument(
+        "--games", type=at_least(1), default=24, help="games per weight vector and iteration (default 24)"
+    )
+    parser.add_argument(
+        "--check-games", type=at_least(1), default=400, help="games judging before and after (default 400)"
+    )
+    parser.add_argument("--workers", type=at_least(1), default=2, help="processes playing games (default 2)")
     parser.add_argument("--seed", type=int, default=1, help="the training's own random seed (default 1)")
     parser.add_argument("--out", type=Path, default=HERE / "bot" / "weights.json", help="where the weights go")
     args = parser.parse_args(argv)
@@ -90,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     with multiprocessing.get_context("fork").Pool(args.workers) as pool:
 
         def judge(weights: Floats) -> tuple[float, float]:
-            chunks = [check[i :: args.workers] for i in range(args.workers)]
+            chunks = [chunk for i in range(args.workers) if (chunk := check[i :: args.workers])]
             parts = pool.map(score, [(weights, chunk) for chunk in chunks])
             sizes = [len(chunk) for chunk in chunks]
             return (
@@ -116,15 +146,18 @@ def main(argv: list[str] | None = None) -> None:
     minutes = (time.monotonic() - started) / 60
     print(f"after training: won {after[1]:.1%} of {len(check)} games (rank reward {after[0]:+.3f}); "
           f"{minutes:.1f} minutes on {args.workers} processes")  # fmt: skip
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    Policy(mean).save(
-        args.out,
-        won_before=round(before[1], 4),
-        won_after=round(after[1], 4),
-        check_games=len(check),
-        minutes=round(minutes, 1),
-        command=" ".join(["python", "examples/train_vendetta/train.py", *(argv or sys.argv[1:])]),
-    )
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        Policy(mean).save(
+            args.out,
+            won_before=round(before[1], 4),
+            won_after=round(after[1], 4),
+            check_games=len(check),
+            minutes=round(minutes, 1),
+            command=" ".join(["python", "examples/train_vendetta/train.py", *(argv or sys.argv[1:])]),
+        )
+    except OSError as exc:
+        sys.exit(f"cannot save the policy to {args.out} ({exc.strerror or exc}): give --out a file you can write")
     print(f"saved the policy to {args.out}")
 
 

@@ -22,4 +22,8 @@ WEIGHTS = HERE / "weights.json"
 if __name__ == "__main__":
     if not WEIGHTS.is_file():
         sys.exit(f"{WEIGHTS} is missing: train the policy first (python examples/train_vendetta/train.py)")
-    serve_policy(Policy.load(WEIGHTS), name="trained_vendetta")
+    try:
+        policy = Policy.load(WEIGHTS)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # not JSON, no "weights", the wrong number of them
+        sys.exit(f"{WEIGHTS} is not a saved policy ({exc}): train it again (python examples/train_vendetta/train.py)")
+    serve_policy(policy, name="trained_vendetta")

@@ -57,8 +57,11 @@ class Policy:
         return cls(np.asarray(json.loads(path.read_text(encoding="utf-8"))["weights"], dtype=np.float64))
 
     def save(self, path: Path, **about: Any) -> None:
+        """Write the weights (and ``about``, figures for people) as JSON; a file half written is never left."""
         weights = np.concatenate([self.district, self.count, self.done])
-        path.write_text(json.dumps({"weights": weights.tolist(), **about}, indent=1) + "\n", encoding="utf-8")
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(json.dumps({"weights": weights.tolist(), **about}, indent=1) + "\n", encoding="utf-8")
+        partial.replace(path)  # a training killed while writing leaves the last policy whole
 
     def scores(self, x: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> Floats:
         """Every step's score; -inf for the steps the mask refuses."""
