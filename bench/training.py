@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import random
 import sys
@@ -36,6 +37,8 @@ from typing import Any
 
 # Run from a checkout without installing: the repository root holds the packages.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from machine import load_average, positive_seconds  # bench/machine.py, beside this script
 
 from referee.games import get_rules
 from referee.games.base import GameRules, GameState, SeededChance
@@ -164,9 +167,11 @@ class EncodingLoop:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="time of each loop in all (default 10)")
-    parser.add_argument("--players", type=int, default=4, help="table size (default 4)")
-    parser.add_argument("--slice", type=float, default=0.25, help="seconds each loop runs in its turn (default 0.25)")
+    parser.add_argument("--seconds", type=positive_seconds, default=10.0, help="time of each loop in all (default 10)")
+    parser.add_argument("--players", type=int, choices=(3, 4, 5), default=4, help="table size (default 4)")
+    parser.add_argument(
+        "--slice", type=positive_seconds, default=0.25, help="seconds each loop runs in its turn (default 0.25)"
+    )
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the environment loop first")
     args = parser.parse_args(argv)
 
@@ -177,6 +182,7 @@ def main(argv: list[str] | None = None) -> None:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
+    print(f"vendetta, {args.players} players; {os.cpu_count()} cores, load average {load_average()}")
     kept: Kept = []
     engine, environment = EngineLoop(args.players), EnvironmentLoop(args.players, kept)
     encoding = EncodingLoop(args.players, kept)
@@ -197,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
         f"encoding: {encoding_us / step_us:.0%} of a step ({encoding_us:.1f} us of {step_us:.1f} us: "
         "the view read once a decision, then each step's vector, mask and take)"
     )
+    print(f"load average after: {load_average()}")
     print(f"training: {steps:.0f} steps/s, {steps / turns:.2f} x the engine's turns/s")
 
 

@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
         ("bench/busy.py", ["--slice", "nan"], "the time to measure must be more than 0 seconds"),
         ("bench/busy.py", ["--loops", "99"], "'99': the number of busy loops must be from 0 to 64"),
         ("bench/busy.py", ["--loops", "some"], "argument --loops: 'some' is not a whole number"),
+        ("bench/training.py", ["--seconds", "0"], "the time to measure must be more than 0 seconds"),
+        ("bench/training.py", ["--slice", "nan"], "the time to measure must be more than 0 seconds"),
+        ("bench/training.py", ["--players", "2"], "invalid choice: 2 (choose from 3, 4, 5)"),
     ],
 )
 def test_a_bad_option_is_one_usage_error(script: str, option: list[str], complaint: str) -> None:
