@@ -121,6 +121,23 @@ class _Progress:
         return self.done or (self.steps > 0 and not self.pending and not self.open_districts(limits))
 
 
+class _OneHotOffsets:
+    """Where view_vector writes its ones: a district's (1-based) and a seat's (relative) are added."""
+
+    __slots__ = ("active", "asked", "control", "last_raid", "revealed", "setup", "start", "turn", "two_districts")
+
+    def __init__(self, at: dict[str, int]) -> None:
+        self.revealed = at["revealed"] - 1
+        self.last_raid = at["last_raid"] - 1
+        self.turn = at["turn"]
+        self.active = at["active"]
+        self.start = at["start"]
+        self.control = at["control"]
+        self.setup = at["setup"]
+        self.asked = at["asked"]
+        self.two_districts = at["two_districts"]
+
+
 class VendettaEncoding(Encoding):
     """Vendetta at one table size: the view as a vector, a placement as up to five masked steps.
 
@@ -172,6 +189,7 @@ class VendettaEncoding(Encoding):
         self.pending_at = self.at["pending"] - 1  # + district (1-based)
         self.placed_at = self.at["placed"] - 1
         self.hand_left_at = self.at["hand_left"]
+        self._one_at = _OneHotOffsets(self.at)
 
     def _number_places(self, seat: int, asked: bool) -> npt.NDArray[np.intp]:
         n, at = self.n, self.at
@@ -201,8 +219,8 @@ class VendettaEncoding(Encoding):
         """The observation before any step: the view, and the placement's limits when the seat is asked."""
         v = view
         n = self.n
-        at = self.at
         seat = v.seat
+        asked = limits is not None
         numbers: list[Any] = list(chain.from_iterable(v.board))
         for values in (v.hands, v.box, v.points, v.controlled, v.forfeited):
             numbers += values
@@ -211,31 +229,33 @@ class VendettaEncoding(Encoding):
             numbers += limits.minimum
             numbers.append(limits.hand * _SCALE)
         scaled = np.array(numbers, dtype=np.float32)
-        scaled *= self._scale(v.target_points, limits is not None)
+        scaled *= self._scale(v.target_points, asked)
         np.maximum(scaled, _LOW32, out=scaled)
         np.minimum(scaled, _HIGH32, out=scaled)
         out = np.zeros(self.observation_size, dtype=np.float32)
-        out[self._numbers_at[limits is not None][seat]] = scaled
+        out[self._numbers_at[asked][seat]] = scaled
+        # The ones, one by one: cheaper than collecting their indices for numpy to read as a list.
         dealt_at = self._dealt_at[seat]
-        ones = [dealt_at[s] + d for s, cards in enumerate(v.dealt) for d in cards]
-        revealed_at = at["revealed"] - 1
-        ones += [revealed_at + d for d in v.revealed]
-        raid_at = at["last_raid"] - 1
-        ones += [raid_at + d for d in v.last_raid]
-        ones.append(at["turn"] + min(v.turn, TURNS_PER_ROUND - 1))
+        for s, cards in enumerate(v.dealt):
+            for district in cards:
+                out[dealt_at[s] + district] = 1.0
+        one = self._one_at
+        for district in v.revealed:
+            out[one.revealed + district] = 1.0
+        for district in v.last_raid:
+            out[one.last_raid + district] = 1.0
+        out[one.turn + min(v.turn, TURNS_PER_ROUND - 1)] = 1.0
         if 0 <= v.active_seat < n:
-            ones.append(at["active"] + (v.active_seat - seat) % n)
-        ones.append(at["start"] + (v.start_seat % n - seat) % n)
+            out[one.active + (v.active_seat - seat) % n] = 1.0
+        out[one.start + (v.start_seat % n - seat) % n] = 1.0
         if v.control == "majority":
-            ones.append(at["control"])
+            out[one.control] = 1.0
         if v.setup == "dealt-only":
-            ones.append(at["setup"])
+            out[one.setup] = 1.0
         if limits is not None:
-            ones.append(at["asked"])
+            out[one.asked] = 1.0
             if limits.max_districts >= 2:
-                ones.append(at["two_districts"])
-        for i in ones:  # one by one: cheaper than numpy reading a list of indices
-            out[i] = 1.0
+                out[one.two_districts] = 1.0
         return out
 
     def observe(self, view: Any, decision: Decision | None, chosen: Sequence[int] = ()) -> Vector:
