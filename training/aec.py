@@ -161,8 +161,9 @@ class FamigliaEnv(AECEnv[str, Observation, Any]):  # type: ignore[misc]
         if decision is None:
             self.asked = None
             return
-        # A vector learner's decision reads the view once, as it starts (DecisionSteps), so the view
-        # the state refills in place for each decision will do; a view kept for the agent is a copy.
+        # A vector learner's decision reads its view only while it is open (DecisionSteps: Vendetta's at
+        # once, the default at each step), before the state changes or refills it for the next
+        # decision, so the view the state refills in place will do; a view handed to an agent is a copy.
         view = state.view(decision.seat) if self.form == "view" else state.transient_view(decision.seat)
         self.asked = Asked(self.encoding, view, decision)
         self.agent_selection = self.possible_agents[decision.seat]
