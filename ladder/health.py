@@ -10,8 +10,11 @@ one row per version instead of every seat it ever took.
 
 A version whose most recent ``window`` games (``[ladder.health]``) hold at
 least ``failed_fraction`` of ``window`` faults, rounded up, is suspended in
-that same transaction: its pending games are cancelled, and the version its
-entrant used before, if it was retired by being replaced (not by the host, not
+that same transaction, when the game just recorded is one of them. Its window
+reaches back into its entrant's earlier versions' games: a resubmission starts
+with its entrant's record, so resubmitting a failing bot again and again buys
+one failing game each, not a fresh window each. Once suspended, its pending
+games are cancelled, and the version its entrant used before, if it was retired by being replaced (not by the host, not
 suspended itself), plays again. An accepted resubmission or the host (``lift``)
 ends a suspension; a lift counts the version's window afresh from then.
 """
@@ -134,14 +137,29 @@ def health_of(db: sqlite3.Connection, versions: list[int] | None = None) -> dict
     }
 
 
-def _recent(db: sqlite3.Connection, version: int, window: int) -> list[tuple[int, str | None]]:
-    """(game, termination) of the version's last ``window`` finished games since its window last began."""
-    rows = db.execute(
-        "SELECT s.game, s.termination FROM seat s JOIN version v ON v.id = s.version "
-        "WHERE s.version = ? AND s.game > v.health_since ORDER BY s.game DESC LIMIT ?",
-        (version, window),
+def _recent(db: sqlite3.Connection, version: int, window: int) -> list[tuple[int, int, str | None]]:
+    """(game, version, termination) of the last ``window`` finished games of the version and of its entrant's
+    earlier versions, since the newest of their windows last began (a lift).
+
+    The earlier versions' games count so that a resubmission inherits its entrant's recent record: a
+    stream of resubmissions of a failing bot cannot start each one with a clean window. They never
+    count against an earlier version reinstated in a failing one's place.
+    """
+    lineage = db.execute(
+        "SELECT o.id, o.health_since FROM version v JOIN version o ON o.entrant = v.entrant AND o.number <= v.number "
+        "WHERE v.id = ?",
+        (version,),
     ).fetchall()
-    return [(int(game), term) for game, term in rows]
+    if not lineage:
+        return []
+    since = max(int(row[1]) for row in lineage)
+    marks = ", ".join("?" * len(lineage))
+    rows = db.execute(
+        f"SELECT game, version, termination FROM seat WHERE version IN ({marks}) AND game > ? "
+        "ORDER BY game DESC LIMIT ?",
+        (*(row[0] for row in lineage), since, window),
+    ).fetchall()
+    return [(int(game), int(seated), term) for game, seated, term in rows]
 
 
 def failing_games(db: sqlite3.Connection, version: int, limit: int = 50) -> list[int]:
@@ -155,8 +173,11 @@ def failing_games(db: sqlite3.Connection, version: int, limit: int = 50) -> list
 
 
 def judge(db: sqlite3.Connection, versions: list[int], rule: HealthRule) -> list[Suspension]:
-    """Suspend each of ``versions`` (just seated) that is active and failing beyond ``rule``; inside the
-    caller's transaction, which also cancels their pending games (the caller's ``cancel``)."""
+    """Suspend each of ``versions`` (those that failed in the game just recorded) that is active and
+    failing beyond ``rule``; inside the caller's transaction, which also cancels their pending games.
+
+    Only a version's own fault suspends it: its entrant's earlier faults in its window (``_recent``)
+    bring that moment closer, never cause it."""
     if rule.window == 0:
         return []
     suspended = []
@@ -169,12 +190,14 @@ def judge(db: sqlite3.Connection, versions: list[int], rule: HealthRule) -> list
         if row is None or row[0] != "active":
             continue
         recent = _recent(db, version, rule.window)
-        faults = [kind for _, kind in recent if kind in FAULTS]
+        faults = [kind for _, _, kind in recent if kind in FAULTS]
         if len(faults) < rule.threshold:
             continue
         kinds = ", ".join(f"{faults.count(kind)} {kind}" for kind in FAULTS if kind in faults)
+        inherited = sum(1 for _, seated, kind in recent if seated != version and kind in FAULTS)
+        earlier = f", {inherited} of them by the entrant's earlier versions" if inherited else ""
         note = (
-            f"suspended: {len(faults)} of its last {len(recent)} games ended by its own fault ({kinds}); "
+            f"suspended: {len(faults)} of its last {len(recent)} games ended by its own fault ({kinds}{earlier}); "
             f"the ladder suspends a version at {rule.threshold} of {rule.window}. "
             "Fix it and submit again, or ask the host to lift the suspension"
         )

@@ -35,6 +35,7 @@ from ladder.fixed_keys import keep_fixed_keys
 from ladder.health import HealthRule
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
 from ladder.seasons import SeasonBook
+from ladder.shares import ShareBook
 from ladder.store import EntrantRow, LadderStore
 from ladder.submissions import Verdict, check_submission, ready_bot, upload_path
 from ladder.views import FitStanding, fit_standings
@@ -98,6 +99,8 @@ class Ladder:
         self.stop_after = stop_after
         self._rng = random.Random()
         self._tables = 0
+        self.shares = ShareBook()
+        """Each entrant's games in flight and recent game time: what bounds its share of the tables."""
         self._queue_in, self._queue_out = trio.open_memory_channel[int](10_000)
         self._changed = trio.Event()
         self.fit: ScheduledFit | None = None
@@ -209,25 +212,40 @@ class Ladder:
             path.unlink(missing_ok=True)
 
     def next_game(self) -> tuple[int, int, list[int]] | None:
-        """The next game to play, now running; None while the host paused the ladder or no table can be filled."""
+        """The next game to play, now running; None while the host paused the ladder or no table can be filled.
+
+        No entrant takes more than its share (``ladder.shares``): a pending game waits while one of its
+        entrants is past it, and a new table is dealt from those within it when none is playable.
+        """
         if self.store.paused() or self.season_closed() is not None:
             return None  # a closed season's tables stop: its final plays the frozen versions instead
-        while (started := self.store.start_next()) is not None:
+        active = [v for v in self.store.versions(states=("active",)) if v.id in self.bots]
+        owners = {v.id: v.entrant for v in active}
+        entrants, slots = len(set(owners.values())), self.config.concurrency
+
+        def within(seating: list[int]) -> bool:
+            if any(version not in owners for version in seating):
+                return True  # taken, to be failed below: no longer playable
+            return self.shares.within([owners[v] for v in seating], len(seating), entrants, slots)
+
+        while (started := self.store.start_next(within)) is not None:
             game, _, seating = started
-            if all(version in self.bots and self.store.version(version).state == "active" for version in seating):
+            if all(version in owners for version in seating):
                 return started
             # A version retired since (famiglia ladder retire), or whose bot cannot start here any more
             # (its cached build was removed and fails now): the game is not played.
             self.store.fail(game, "a seat's version is no longer active or not ready on this server")
-        active = [v for v in self.store.versions(states=("active",)) if v.id in self.bots]
         size = table_size(self.config.table_sizes, len(active), self._tables)
         if size is None:
             return None
         self._tables += 1
-        candidates = [Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in active]
+        seatable = set(self.shares.seatable(owners, size, slots))
+        candidates = [
+            Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in active if v.id in seatable
+        ]
         members = choose_table(candidates, size, self._rng)
         self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))
-        return self.store.start_next()
+        return self.store.start_next(lambda seating: set(seating) == set(members))
 
     def challenge(self, challenger: EntrantRow, opponents: list[str]) -> tuple[int, int]:
         """Queue a table of ``challenger``'s active version against ``opponents``' (entrant names), played
@@ -281,9 +299,12 @@ class Ladder:
         spec = MatchSpec(game=self.config.game, seed=seed, variants=self.config.variants, match=f"ladder-{game}")
         replay = self.replay_path(game)
         seats = [Seat(bot=self.bots[v], archive=self.upload(v)) for v in seating]
+        self.shares.started(game, [self.store.version(v).entrant for v in seating])
+        began, unplayed = trio.current_time(), False
         try:
             record = await self.executor.play(spec, seats, replay)
         except NotPlayed:
+            unplayed = True
             self._clear_attempt(game)
             self.store.put_back(game)
             return False
@@ -296,6 +317,9 @@ class Ladder:
             self.store.fail(game, failure_of(exc).error)
             traceback.print_exc()
             return True
+        finally:
+            # The wall time the game held its slot: what its table cost the ladder, whoever's fault.
+            self.shares.ended(game, None if unplayed else trio.current_time() - began)
         for suspended in self.store.finish(game, record, self.health):
             instead = "; its previous version plays again" if suspended.reinstated is not None else ""
             print(terminal_text(f"version {suspended.number} of {suspended.entrant} {suspended.note}{instead}"))

@@ -18,12 +18,13 @@ import datetime
 import hmac
 import secrets
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from ladder.health import HealthRule, Suspension, count_faults, judge, migrate_health
+from ladder.health import FAULTS, HealthRule, Suspension, count_faults, judge, migrate_health
 from tournaments.hosting.storage import Transaction, open_private_database, tighten_database
 
 if TYPE_CHECKING:
@@ -490,14 +491,15 @@ class LadderStore:
         with self.transaction():
             self.db.execute("UPDATE game SET state = 'pending' WHERE id = ? AND state = 'running'", (game_id,))
 
-    def start_next(self) -> tuple[int, int, list[int]] | None:
-        """The next pending game (a challenge's first, else the oldest), now running: (game id, deal seed,
-        seating); None when none is pending."""
+    def start_next(self, allowed: Callable[[list[int]], bool] | None = None) -> tuple[int, int, list[int]] | None:
+        """The next pending game (a challenge's first, else the oldest) whose seating ``allowed`` takes, now
+        running: (game id, deal seed, seating); None when none is pending (or allowed)."""
         with self.transaction():
-            row = self.db.execute(
+            rows = self.db.execute(
                 "SELECT g.id, t.seed, g.seating FROM game g JOIN tables t ON t.id = g.table_id "
-                "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id LIMIT 1"
-            ).fetchone()
+                "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id"
+            )
+            row = next((r for r in rows if allowed is None or allowed(msgspec.json.decode(r[2], type=list[int]))), None)
             if row is None:
                 return None
             self.db.execute("UPDATE game SET state = 'running' WHERE id = ?", (row[0],))
@@ -658,7 +660,8 @@ class LadderStore:
                 self.db,
                 [(v, terminations[s].kind if s in terminations else None) for s, v in enumerate(seating)],
             )
-            suspended = judge(self.db, seating, health) if health is not None else []
+            faulted = [v for s, v in enumerate(seating) if s in terminations and terminations[s].kind in FAULTS]
+            suspended = judge(self.db, faulted, health) if health is not None else []
             self._cancel_pending([s.version for s in suspended])
         return suspended
 
