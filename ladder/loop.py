@@ -32,10 +32,10 @@ from ladder.build_logs import keep_build_log
 from ladder.config import LadderConfig, LadderPaths
 from ladder.final import closed_line, run_season
 from ladder.fixed_keys import keep_fixed_keys
-from ladder.health import HealthRule
+from ladder.health import FAULTS, HealthRule
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
 from ladder.seasons import SeasonBook
-from ladder.shares import ShareBook
+from ladder.shares import ShareBook, seat_seconds
 from ladder.store import EntrantRow, LadderStore
 from ladder.submissions import Verdict, check_submission, ready_bot, upload_path
 from ladder.views import FitStanding, fit_standings
@@ -299,27 +299,32 @@ class Ladder:
         spec = MatchSpec(game=self.config.game, seed=seed, variants=self.config.variants, match=f"ladder-{game}")
         replay = self.replay_path(game)
         seats = [Seat(bot=self.bots[v], archive=self.upload(v)) for v in seating]
-        self.shares.started(game, [self.store.version(v).entrant for v in seating])
-        began, unplayed = trio.current_time(), False
+        entrants = [self.store.version(v).entrant for v in seating]
+        self.shares.started(game, entrants)
+        began = trio.current_time()
         try:
             record = await self.executor.play(spec, seats, replay)
         except NotPlayed:
-            unplayed = True
+            self.shares.ended(game, None)
             self._clear_attempt(game)
             self.store.put_back(game)
             return False
         except MACHINE_FAULTS:
             raise  # the machine's fault, not the game's: stop, and the restart plays it again
         except RefereeFailed as exc:  # the harness failed it on a worker: its line, recorded as is
+            self.shares.ended(game, seat_seconds(trio.current_time() - began, entrants, [0.0] * len(seating), []))
             self.store.fail(game, exc.error)
             return True
         except Exception as exc:  # noqa: BLE001  # an unexpected error costs this game only, recorded with it
+            self.shares.ended(game, seat_seconds(trio.current_time() - began, entrants, [0.0] * len(seating), []))
             self.store.fail(game, failure_of(exc).error)
             traceback.print_exc()
             return True
-        finally:
-            # The wall time the game held its slot: what its table cost the ladder, whoever's fault.
-            self.shares.ended(game, None if unplayed else trio.current_time() - began)
+        # The wall time the game held its slot, each seat charged its own part: what it cost the ladder.
+        faulted = {t.seat for t in record.result.terminations if t.kind in FAULTS}
+        thought = [timing.total_ms / 1000 for timing in record.timings]
+        failed = [seat in faulted for seat in range(len(seating))]
+        self.shares.ended(game, seat_seconds(trio.current_time() - began, entrants, thought, failed))
         for suspended in self.store.finish(game, record, self.health):
             instead = "; its previous version plays again" if suspended.reinstated is not None else ""
             print(terminal_text(f"version {suspended.number} of {suspended.entrant} {suspended.note}{instead}"))

@@ -14,9 +14,10 @@ resubmission starts with its entrant's share and cannot reset it:
 
 * games in flight: at most ``max(1, floor(SLACK * k / n * slots))`` of the ``slots``
   games played at once;
-* recent game time: the seconds of the games it sat in, among the last
-  ``RECENT_GAMES`` the ladder finished, at most ``SLACK * k / n`` of their seconds. A
-  slow bot's games are long, so it reaches this bound after few of them.
+* recent game time: its seconds of the last ``RECENT_GAMES`` games the ladder
+  finished (its own thinking, and the waits its failures cost: ``seat_seconds``), at
+  most ``SLACK * k / n`` of their seconds. A slow bot's games are long, so it reaches
+  this bound after few of them; the bots beside it are not charged its slowness.
 
 A pending game waits while one of its entrants is past a bound, and a new table is
 dealt from the entrants within both. Only when those cannot fill a table is it topped
@@ -29,9 +30,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["RECENT_GAMES", "SLACK", "ShareBook", "fair_share"]
+__all__ = ["RECENT_GAMES", "SLACK", "ShareBook", "fair_share", "seat_seconds"]
 
 SLACK = 1.25
 """How far above its fair share an entrant may go."""
@@ -44,6 +45,23 @@ def fair_share(seats: int, entrants: int) -> float:
     return min(1.0, seats / entrants) if entrants else 1.0
 
 
+def seat_seconds(
+    seconds: float, entrants: Sequence[str], thought: Sequence[float], failed: Sequence[bool]
+) -> dict[str, float]:
+    """Whose the ``seconds`` a game held its slot were: each seat's own thinking (``thought``, seconds),
+    and the rest to the seats that ``failed`` (a timed-out decision is on no seat's meter: its wait
+    is the rest), or shared alike when none did. A slow or failing bot's time is its own, not its
+    table's: the others at its table are not pushed past their share by sitting beside it."""
+    thinking = [max(0.0, thought[seat]) if seat < len(thought) else 0.0 for seat in range(len(entrants))]
+    rest = max(0.0, seconds - sum(thinking))
+    owners = [seat for seat, fault in enumerate(failed) if fault] or list(range(len(entrants)))
+    spent: dict[str, float] = {}
+    for seat, name in enumerate(entrants):
+        share = rest / len(owners) if seat in owners else 0.0
+        spent[name] = spent.get(name, 0.0) + thinking[seat] + share
+    return spent
+
+
 class ShareBook:
     """The games each entrant is in now and the seconds of its recent games, as the loop plays them.
 
@@ -54,17 +72,18 @@ class ShareBook:
     def __init__(self, recent_games: int = RECENT_GAMES) -> None:
         self._in_flight: dict[int, tuple[str, ...]] = {}
         """The entrants of each game being played, by game id."""
-        self._recent: deque[tuple[float, tuple[str, ...]]] = deque(maxlen=recent_games)
-        """(seconds, entrants) of the last finished games."""
+        self._recent: deque[dict[str, float]] = deque(maxlen=recent_games)
+        """Each entrant's seconds of each of the last finished games."""
 
     def started(self, game: int, entrants: Iterable[str]) -> None:
         self._in_flight[game] = tuple(dict.fromkeys(entrants))
 
-    def ended(self, game: int, seconds: float | None) -> None:
-        """The game is over: its seconds count towards its entrants' time, unless it was not played (None)."""
+    def ended(self, game: int, spent: Mapping[str, float] | None) -> None:
+        """The game is over: each entrant's seconds of it (``seat_seconds``) count towards its game time;
+        None when it was not played (it goes back to pending)."""
         entrants = self._in_flight.pop(game, ())
-        if seconds is not None and entrants:
-            self._recent.append((max(0.0, seconds), entrants))
+        if spent is not None and entrants:
+            self._recent.append({name: max(0.0, spent.get(name, 0.0)) for name in entrants})
 
     def in_flight(self) -> Counter[str]:
         """How many games being played each entrant sits in."""
@@ -72,14 +91,12 @@ class ShareBook:
 
     def time_shares(self) -> dict[str, float]:
         """Each entrant's share of the recent games' seconds (absent: none of them)."""
-        total = sum(seconds for seconds, _ in self._recent)
-        if total <= 0:
-            return {}
         spent: dict[str, float] = {}
-        for seconds, entrants in self._recent:
-            for name in entrants:
+        for game in self._recent:
+            for name, seconds in game.items():
                 spent[name] = spent.get(name, 0.0) + seconds
-        return {name: value / total for name, value in spent.items()}
+        total = sum(spent.values())
+        return {name: value / total for name, value in spent.items()} if total > 0 else {}
 
     def flight_limit(self, seats: int, entrants: int, slots: int) -> int:
         """The most games in flight one entrant sits in while others can fill the table instead."""

@@ -202,3 +202,43 @@ def test_a_store_made_before_health_is_migrated_with_its_faults_counted(tmp_path
     again = LadderStore(path)
     assert next(r for r in standings(again) if r.entrant == "ann").health.timeout == 1
     assert again.version(ann).state == "active" and again.version(ann).suspension == ""
+
+
+def test_a_resubmission_inherits_its_entrants_recent_faults_and_one_more_suspends_it(store: LadderStore) -> None:
+    # An entrant who resubmits its failing bot again and again, to be dealt a clean window each time.
+    bob, cat = accept(store, "bob", "c" * 8), accept(store, "cat", "d" * 8)
+    first = accept(store, "ann", "a" * 8)
+    for _ in range(3):
+        play(store, [first, bob, cat], {0: "timeout"})
+    assert store.version(first).state == "suspended"
+    for digest in ("b", "e", "f"):
+        again = accept(store, "ann", digest * 8)  # passes check-bot, ends the suspension by replacing it
+        assert store.version(again).state == "active"
+        assert play(store, [again, bob, cat], {0: "timeout"}) == [again]  # its very first fault suspends it
+        assert "by the entrant's earlier versions" in store.version(again).suspension
+    assert sum(v.games for v in store.versions(entrant="ann")) == 6  # one game per resubmission, not three
+
+
+def test_a_fixed_resubmission_is_not_suspended_by_its_predecessors_faults_alone(store: LadderStore) -> None:
+    bob, cat = accept(store, "bob", "c" * 8), accept(store, "cat", "d" * 8)
+    first = accept(store, "ann", "a" * 8)
+    for _ in range(3):
+        play(store, [first, bob, cat], {0: "timeout"})
+    fixed = accept(store, "ann", "b" * 8)
+    for _ in range(6):  # clean games push the old faults out of its window
+        assert play(store, [fixed, bob, cat], {}) == []
+    # A window of its own now: one fault, then a second, do not suspend it; only the threshold does.
+    assert play(store, [fixed, bob, cat], {0: "timeout"}) == []
+    assert play(store, [fixed, bob, cat], {0: "timeout"}) == []
+    assert store.version(fixed).state == "active"
+
+
+def test_a_reinstated_version_is_not_judged_by_the_faults_of_the_newer_one_that_failed(store: LadderStore) -> None:
+    bob, cat = accept(store, "bob", "c" * 8), accept(store, "cat", "d" * 8)
+    good = accept(store, "ann", "a" * 8)
+    bad = accept(store, "ann", "b" * 8)
+    for _ in range(3):
+        play(store, [bad, bob, cat], {0: "timeout"})
+    assert store.version(good).state == "active"
+    assert play(store, [good, bob, cat], {0: "timeout"}) == []  # one fault of its own, not four
+    assert store.version(good).state == "active"

@@ -1,0 +1,97 @@
+"""Each entrant's share of the ladder (issue 40 item 2): of the games in flight and of recent game time,
+bounded whatever its rating's interval. The rules on a ShareBook fed by hand; the same rules on a real
+server with real bots: test_shares_served.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from ladder.shares import SLACK, ShareBook, fair_share, seat_seconds
+
+FIELD = {1: "ann", 2: "bob", 3: "cat", 4: "dan", 5: "hog"}
+"""Five versions of five entrants: at 3-seat tables each sits at 3/5 of them when all are dealt alike."""
+
+
+def test_the_fair_share_is_the_seats_over_the_entrants_and_never_more_than_every_table() -> None:
+    assert fair_share(3, 5) == 0.6 and fair_share(3, 3) == 1.0 and fair_share(4, 2) == 1.0
+
+
+def test_an_entrant_at_its_share_of_games_in_flight_joins_no_new_table_while_others_can_fill_it() -> None:
+    book = ShareBook()
+    book.started(10, ["hog", "ann", "bob"])  # 2 games at once: 1.25 * 3/5 * 2 = 1.5, so one game each
+    assert book.flight_limit(3, 5, 2) == 1
+    assert not book.within(["hog", "cat", "dan"], 3, 5, 2)
+    seatable = book.seatable(FIELD, 3, 2)
+    assert 5 not in seatable and len(seatable) == 3  # cat and dan, topped up by ann or bob, never the hog
+
+
+def test_a_slow_entrants_games_count_against_its_share_of_game_time_and_it_waits() -> None:
+    book = ShareBook()
+    for game in range(10):  # ten quick games among the four others
+        table = [FIELD[1 + game % 4], FIELD[1 + (game + 1) % 4], FIELD[1 + (game + 2) % 4]]
+        book.started(game, table)
+        book.ended(game, seat_seconds(0.2, table, [0.05, 0.05, 0.05], [False] * 3))
+    book.started(99, ["hog", "ann", "bob"])
+    # One timeout: the whole clock of its seat, on no seat's meter; ann and bob thought 50 ms each.
+    book.ended(99, seat_seconds(11.0, ["hog", "ann", "bob"], [0.0, 0.05, 0.05], [True, False, False]))
+    shares = book.time_shares()
+    assert shares["hog"] > SLACK * fair_share(3, 5)
+    assert shares["ann"] < fair_share(3, 5)  # sitting beside the hog did not cost ann her share
+    assert "hog" not in {FIELD[v] for v in book.seatable(FIELD, 3, 2)}
+    assert not book.within(["hog"], 3, 5, 2)
+
+
+def test_an_entrant_past_its_share_of_time_gets_a_seat_again_once_others_games_outweigh_its_own() -> None:
+    book = ShareBook(recent_games=20)
+    book.started(0, ["hog", "ann", "bob"])
+    book.ended(0, {"hog": 5.0})
+    game = 1
+    while not book.within(["hog"], 3, 5, 2):
+        book.started(game, ["ann", "cat", "dan"])
+        book.ended(game, {"ann": 0.2, "cat": 0.2, "dan": 0.1})
+        game += 1
+        assert game < 100, "the hog's share never came down"
+    assert book.time_shares()["hog"] <= SLACK * fair_share(3, 5)
+
+
+def test_the_top_up_takes_the_least_loaded_and_those_past_their_time_share_last() -> None:
+    book = ShareBook()
+    book.started(0, ["hog"])
+    book.ended(0, {"hog": 30.0})  # the hog is far past its share of game time, and in no game now
+    book.started(1, ["ann", "bob", "cat", "dan"])
+    book.ended(1, {"ann": 1.0, "bob": 1.0, "cat": 1.0, "dan": 1.0})
+    book.started(2, ["ann", "bob", "cat"])  # in flight now: ann, bob and cat at their limit of one
+    seatable = book.seatable(FIELD, 3, 2)
+    # dan alone is within both bounds; two of ann, bob and cat top the table up before the hog does.
+    assert 4 in seatable and 5 not in seatable and len(seatable) == 3
+
+
+def test_a_small_field_still_plays_when_nobody_is_within_its_share() -> None:
+    # Three entrants, tables of three: every table seats all of them, so the bound cannot hold.
+    field = {1: "ann", 2: "bob", 3: "hog"}
+    book = ShareBook()
+    book.started(0, ["ann", "bob", "hog"])
+    assert sorted(book.seatable(field, 3, 2)) == [1, 2, 3]
+
+
+def test_a_resubmission_keeps_its_entrants_share_the_book_counts_entrants_not_versions() -> None:
+    book = ShareBook()
+    book.started(0, ["hog", "ann", "bob"])
+    resubmitted = {**FIELD, 6: "hog"}  # the hog's new version beside its old one, still in flight
+    del resubmitted[5]
+    assert 6 not in book.seatable(resubmitted, 3, 2)
+
+
+def test_a_game_that_was_not_played_costs_no_game_time_and_frees_its_seat() -> None:
+    book = ShareBook()
+    book.started(0, ["hog", "ann", "bob"])
+    book.ended(0, None)  # its cluster went away: back to pending, played later
+    assert book.time_shares() == {} and book.in_flight() == {}
+
+
+def test_a_games_seconds_are_its_seats_thinking_and_the_rest_is_the_failing_seats() -> None:
+    spent = seat_seconds(12.0, ["hog", "ann", "bob"], [0.5, 0.3, 0.2], [True, False, False])
+    assert spent == {"hog": 11.5, "ann": 0.3, "bob": 0.2}
+    shared = seat_seconds(1.2, ["ann", "bob", "cat"], [0.1, 0.2, 0.3], [False] * 3)
+    assert shared == pytest.approx({"ann": 0.3, "bob": 0.4, "cat": 0.5})
+    assert sum(seat_seconds(2.0, ["a", "b"], [3.0, 1.0], [False, True]).values()) == 4.0  # thinking over wall: kept
