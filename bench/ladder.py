@@ -1,21 +1,31 @@
-"""The ladder server: games per hour it sustains, and page latency under many readers.
+"""The ladder server: games per hour it sustains, with and without a bot that fails every ladder game,
+and page latency under many readers.
 
-Usage: python bench/ladder.py [--seconds N] [--readers N] [--concurrency N] [--sandbox LEVEL]
+Usage: python bench/ladder.py [--seconds N] [--readers N] [--concurrency N] [--sandbox LEVEL] [--no-sleeper]
 
 A ladder of four entrants (random_py, greedy_py and c_bot when gcc is
 there, random_py again otherwise, and random_py once more as a fourth) at
-3-seat Vendetta tables is started with ``famiglia ladder serve`` as a
-user would (its own process, on 127.0.0.1), each entrant submits its bot
-with ``famiglia ladder submit``, and once all four versions are active:
+3-seat Vendetta tables, on the ladder's default clock and health rule, is
+started with ``famiglia ladder serve`` as a user would (its own process, on
+127.0.0.1), each entrant submits its bot with ``famiglia ladder submit``, and
+once all four versions are active:
 
 1. games: the finished games are counted over ``--seconds`` of play
    (default 60), with nobody reading pages: games per hour.
-2. pages: ``--readers`` (default 50) concurrent clients each fetch the
+2. sleeper (unless ``--no-sleeper``): a fifth entrant submits
+   tests/bots/hostile/ladder_sleeper, which passes check-bot and then sleeps
+   through the first decision of every ladder game (it times out). Once it is
+   active the finished games are counted over ``--seconds`` again: games per
+   hour beside it, as a fraction of the four alone's (issue 40's target: at
+   least 0.8), how many games it played until suspended (target: at most 20),
+   and what its games cost (median seconds, against its clock).
+3. pages: ``--readers`` (default 50) concurrent clients each fetch the
    leaderboard, ``/api/standings`` and an entrant page in a loop for
    ``--seconds`` / 2 while the games go on; the latency of every request
    (median, 95th percentile, worst) and how many games were played meanwhile.
 
-The last line is
+The last lines are
+``sleeper: <ratio>x the games/h of the four alone, suspended after <n> games`` and
 ``ladder: <games_per_hour> games/h, pages p50 <ms> ms p95 <ms> ms under <readers> readers``.
 """
 
@@ -36,6 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_BOTS = ROOT / "sample_bots"
+SLEEPER = ROOT / "tests" / "bots" / "hostile" / "ladder_sleeper"
 
 
 def positive(kind: type, what: str, top: float) -> object:
@@ -75,6 +86,35 @@ def active_versions(db: Path) -> int:
         return int(connection.execute("SELECT COUNT(*) FROM version WHERE state = 'active'").fetchone()[0])
 
 
+def version_state(db: Path, entrant: str) -> tuple[str, int]:
+    """The state and games of ``entrant``'s newest version."""
+    with sqlite3.connect(db) as connection:
+        row = connection.execute(
+            "SELECT v.state, (SELECT COUNT(*) FROM seat s WHERE s.version = v.id) FROM version v "
+            "JOIN entrant e ON e.id = v.entrant WHERE e.name = ? ORDER BY v.number DESC LIMIT 1",
+            (entrant,),
+        ).fetchone()
+    return ("none", 0) if row is None else (str(row[0]), int(row[1]))
+
+
+def sleeper_seconds(db: Path, entrant: str) -> list[float]:
+    """The seconds each finished game of ``entrant``'s took."""
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute(
+            "SELECT g.seconds FROM game g JOIN seat s ON s.game = g.id JOIN version v ON v.id = s.version "
+            "JOIN entrant e ON e.id = v.entrant WHERE e.name = ? AND g.state = 'done'",
+            (entrant,),
+        ).fetchall()
+    return [float(row[0]) for row in rows]
+
+
+def measure(db: Path, seconds: float) -> tuple[int, float]:
+    """Games finished over ``seconds`` of play, and the seconds it really was."""
+    first, began = done_games(db), time.monotonic()
+    time.sleep(seconds)
+    return done_games(db) - first, time.monotonic() - began
+
+
 async def read_pages(url: str, readers: int, seconds: float) -> list[float]:
     import httpx
     import trio
@@ -106,6 +146,7 @@ def main() -> None:
     parser.add_argument("--readers", type=positive(int, "number of readers", 1000), default=50)
     parser.add_argument("--concurrency", type=positive(int, "number of games at once", 64), default=2)
     parser.add_argument("--sandbox", choices=("none", "standard", "strict"), default="none")
+    parser.add_argument("--no-sleeper", action="store_true", help="skip the run beside a bot that times out")
     options = parser.parse_args()
 
     import trio
@@ -120,6 +161,7 @@ def main() -> None:
             encoding="utf-8",
         )
         tokens = [famiglia("ladder", "add-entrant", str(ladder), f"e{i}", cwd=folder).split()[-1] for i in range(4)]
+        sleeper_token = famiglia("ladder", "add-entrant", str(ladder), "sleeper", cwd=folder).split()[-1]
         server = subprocess.Popen(
             [sys.executable, "-m", "tournaments.cli", "ladder", "serve", str(ladder), "--port", "0"],
             cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -135,11 +177,28 @@ def main() -> None:
             db = ladder.with_suffix(".sqlite")
             while active_versions(db) < 4:
                 time.sleep(0.2)
-            first, began = done_games(db), time.monotonic()
-            time.sleep(options.seconds)
-            played, elapsed = done_games(db) - first, time.monotonic() - began
+            played, elapsed = measure(db, options.seconds)
             per_hour = played / elapsed * 3600
             print(f"games: {played} in {elapsed:.1f} s at concurrency {options.concurrency}: {per_hour:.0f} games/h")
+            sleeper_line = ""
+            if not options.no_sleeper:
+                famiglia("ladder", "submit", str(SLEEPER), "--server", url, "--token", sleeper_token, cwd=folder)
+                while (state := version_state(db, "sleeper")[0]) in ("queued", "checking"):
+                    time.sleep(0.2)
+                if state != "active":
+                    sys.exit(f"the sleeper was not accepted by check-bot (it is {state}): the bench needs it playing")
+                beside, elapsed = measure(db, options.seconds)
+                state, games = version_state(db, "sleeper")
+                beside_per_hour = beside / elapsed * 3600
+                ratio = beside_per_hour / per_hour if per_hour else 0.0
+                costs = sleeper_seconds(db, "sleeper")
+                cost = f"its games took median {statistics.median(costs):.1f} s" if costs else "it finished no game"
+                print(
+                    f"beside the sleeper: {beside} in {elapsed:.1f} s: {beside_per_hour:.0f} games/h, {ratio:.2f}x; "
+                    f"the sleeper is {state} after {games} games; {cost} (its clock: move 1 s + bank 10 s)"
+                )
+                verdict = f"suspended after {games} games" if state == "suspended" else f"NOT suspended ({games} games)"
+                sleeper_line = f"sleeper: {ratio:.2f}x the games/h of the four alone, {verdict}"
             before = done_games(db)
             latencies = trio.run(read_pages, url, options.readers, options.seconds / 2)
             during = done_games(db) - before
@@ -149,6 +208,8 @@ def main() -> None:
                 f"pages: {len(latencies)} requests from {options.readers} readers in {options.seconds / 2:.1f} s: "
                 f"median {p50:.1f} ms, p95 {p95:.1f} ms, worst {max(latencies):.1f} ms; {during} games meanwhile"
             )
+            if sleeper_line:
+                print(sleeper_line)
             print(
                 f"ladder: {per_hour:.0f} games/h, pages p50 {p50:.0f} ms p95 {p95:.0f} ms under {options.readers} readers"
             )

@@ -29,7 +29,7 @@ import typer
 from tournaments.cli.common import QuickHelp, console, err_console, fail, user_errors
 from tournaments.hosting.ranges import MAX_WORKERS, count_problem, scheduler_problem
 
-__all__ = ["app", "supervise"]
+__all__ = ["Refused", "app", "supervise"]
 
 app = typer.Typer(
     help="Set up and run Dask worker machines (docs/distributed.md).", no_args_is_help=True, cls=QuickHelp
@@ -57,12 +57,20 @@ def _parent_death_signal() -> Callable[[], None]:
     return lambda: libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
-def supervise(command: list[str], scheduler: str) -> int:
+class Refused(Exception):
+    """The scheduler at the worker's address is not the one it was started for (``vouch`` said why)."""
+
+
+def supervise(command: list[str], scheduler: str, vouch: Callable[[], str | None] | None = None) -> int:
     """Run ``command`` (a Dask worker) again each time it ends on its own; 0 once stopped by SIGTERM or Ctrl-C.
 
     A worker that fails within its first minute with a non-zero code failed
     on its options or its machine: running it again would fail the same way,
     so its exit code is returned instead.
+
+    With ``vouch``, each start waits for the scheduler to listen and asks ``vouch`` first: a line from it
+    (the scheduler there was not started for this cluster) raises Refused instead of joining it, at the
+    first start and after every restart of the scheduler alike.
     """
     stopping = threading.Event()
     child: subprocess.Popen[bytes] | None = None
@@ -76,6 +84,15 @@ def supervise(command: list[str], scheduler: str) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
     while not stopping.is_set():
+        if vouch is not None:
+            from tournaments.hosting.executors.dask_cluster import listening
+
+            while not stopping.is_set() and not listening(scheduler, _ASK_S):
+                stopping.wait(_RESTART_DELAY_S)  # the scheduler is away: asked once it is back
+            if stopping.is_set():
+                break
+            if (refusal := vouch()) is not None:
+                raise Refused(refusal)
         began = time.monotonic()
         child = subprocess.Popen(command, preexec_fn=die_with_parent)  # noqa: PLW1509  # no threads here
         if stopping.is_set():  # stopped while it was being started: the handler could not reach it yet
@@ -165,7 +182,12 @@ def start(
                "--nworkers", str(nworkers or os.cpu_count() or 1), "--no-dashboard", *tls]  # fmt: skip
     if host is not None:
         command += ["--host", host]
-    code = supervise(command, scheduler)
+    from tournaments.hosting.executors.dask_cluster import worker_refusal
+
+    try:
+        code = supervise(command, scheduler, lambda: worker_refusal(scheduler, _ASK_S))
+    except Refused as refused:
+        fail(str(refused), 1)
     if code:
         fail(f"the Dask worker stopped at start (exit code {code}); its messages above say why", 1)
 

@@ -13,6 +13,10 @@ Dask's ``connect`` bounds the TCP connection but not the handshake after it,
 so a port that accepts and never answers would hold a client for ever: the
 host shakes hands itself, under its own deadline, before it makes a client.
 
+Before it joins, the host asks the scheduler to prove it was started for
+this host's runs (``cluster_identity``: a shared secret): another program's
+scheduler on the same port is refused in one line.
+
 A scheduler started with certificates speaks TLS only: reached at tcp:// (or
 an address without a scheme, which Dask reads as tcp://) it drops the
 connection, which Dask reports as "Connection reset by peer". When that
@@ -35,6 +39,7 @@ from distributed.comm import connect, parse_address
 from distributed.comm.addressing import parse_host_port
 from distributed.security import Security
 
+from tournaments.hosting.executors.cluster_identity import cluster_secret, identity_problem
 from tournaments.hosting.executors.installed import (
     InstalledFamiglia,
     WrongFamiglia,
@@ -48,9 +53,11 @@ __all__ = [
     "check_workers",
     "clear_text_warning",
     "connect_client",
+    "listening",
     "print_notice",
     "security_for",
     "tls_only_address",
+    "worker_refusal",
 ]
 
 _TLS_VARIABLES = (
@@ -194,9 +201,37 @@ def tls_only_address(address: str, timeout_s: float) -> str | None:
     return None
 
 
+def listening(address: str, timeout_s: float) -> bool:
+    """Whether something accepts connections at the tcp:// or tls:// ``address`` now."""
+    try:
+        _probe(address, timeout_s)
+    except OSError:
+        return False
+    return True
+
+
+def worker_refusal(address: str, timeout_s: float) -> str | None:
+    """Why ``famiglia worker start`` must not join the scheduler listening at ``address`` (a line), or None:
+    it proves the cluster identity this machine expects (or neither has one), or it did not answer the
+    challenge in time (not a scheduler a worker could join either)."""
+    try:
+        cluster_secret()
+    except ValueError as exc:
+        return str(exc)
+    try:
+        return identity_problem(address, security_for(address), timeout_s)
+    except (OSError, TimeoutError, DaskUnreachable):
+        return None
+
+
 def connect_client(address: str, timeout_s: float) -> Client:
-    """A client of the scheduler at ``address``; DaskUnreachable within about ``timeout_s`` if it does not answer."""
+    """A client of the scheduler at ``address``; DaskUnreachable within about ``timeout_s`` if it does not
+    answer, or if it was not started for this host (``cluster_identity``)."""
     security = security_for(address)
+    try:
+        cluster_secret()  # a secret too short to be one is said before anything is reached
+    except ValueError as exc:
+        raise DaskUnreachable(str(exc)) from None
     try:
         _probe(address, timeout_s)
         try:
@@ -209,6 +244,8 @@ def connect_client(address: str, timeout_s: float) -> Client:
                     f"in {_TLS_VARIABLES} (docs/distributed.md, Security)"
                 ) from None
             raise
+        if (problem := identity_problem(address, security, timeout_s)) is not None:
+            raise DaskUnreachable(problem)
         # direct_to_workers: answers come from the workers, not through the
         # scheduler (which would pass every replay on). The host runs where
         # the scheduler runs, so it reaches the workers at the addresses the
