@@ -21,9 +21,9 @@ resubmission starts with its entrant's share and cannot reset it:
 
 A pending game waits while one of its entrants is past a bound, and a new table is
 dealt from the entrants within both. Only when those cannot fill a table is it topped
-up from the others, the least loaded first and those past their share of game time
-last: a small field (five entrants, two games at once, three seats: six seats to fill
-from five) must still play, and game time moves on only as games are played.
+up from the others, the least loaded first (``ShareBook.seatable``): a small field
+(five entrants, two games at once, three seats: six seats to fill from five) must
+still play, and game time moves on only as games are played.
 """
 
 from __future__ import annotations
@@ -112,21 +112,34 @@ class ShareBook:
         flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(seats, entrants)
         return all(in_flight[name] < flight and shares.get(name, 0.0) <= time + 1e-9 for name in names)
 
+    def seconds_per_game(self) -> dict[str, float]:
+        """Each entrant's mean seconds over its recent games (absent: none of them)."""
+        spent: dict[str, list[float]] = {}
+        for game in self._recent:
+            for name, seconds in game.items():
+                spent.setdefault(name, []).append(seconds)
+        return {name: sum(values) / len(values) for name, values in spent.items()}
+
     def seatable(self, owners: Mapping[int, str], seats: int, slots: int) -> list[int]:
         """Of ``owners`` (version id: its entrant, for every version playing), those a new table of
-        ``seats`` may be dealt from: every one within its shares, topped up to ``seats`` if need be by the
-        least loaded of the others (past their share of game time last, then fewest games in flight,
-        then least game time), so a ladder with few entrants still plays."""
+        ``seats`` may be dealt from: every one within its shares, topped up to ``seats`` if need be from
+        the others, the least loaded first, so that a small field still fills its tables.
+
+        The top-up's order: past its share of game time last; then fewest games in flight; then those
+        whose recent games are known to be quick, the quickest first, and last those with none (a new
+        version's first game may be its first timeout: it is not the one to hold two tables at once).
+        """
         entrants = len(set(owners.values()))
         fits = [v for v, name in owners.items() if self.within([name], seats, entrants, slots)]
         if len(fits) >= seats:
             return fits
-        in_flight, shares = self.in_flight(), self.time_shares()
+        in_flight, shares, per_game = self.in_flight(), self.time_shares(), self.seconds_per_game()
         time = self.time_limit(seats, entrants)
 
-        def load(version: int) -> tuple[bool, int, float]:
-            share = shares.get(owners[version], 0.0)
-            return share > time + 1e-9, in_flight[owners[version]], share
+        def load(version: int) -> tuple[bool, int, bool, float]:
+            name = owners[version]
+            unknown = name not in per_game
+            return shares.get(name, 0.0) > time + 1e-9, in_flight[name], unknown, per_game.get(name, 0.0)
 
         rest = sorted((v for v in owners if v not in fits), key=load)
         return fits + rest[: seats - len(fits)]
