@@ -215,27 +215,38 @@ class Ladder:
         """The next game to play, now running; None while the host paused the ladder or no table can be filled.
 
         No entrant takes more than its share (``ladder.shares``): a pending game waits while one of its
-        entrants is past it, and a new table is dealt from those within it when none is playable.
+        entrants is past it, and a new table is dealt from those within it when none is playable (while
+        at most ``concurrency`` tables are pending; past that the pending game least past them plays).
         """
         if self.store.paused() or self.season_closed() is not None:
             return None  # a closed season's tables stop: its final plays the frozen versions instead
         active = [v for v in self.store.versions(states=("active",)) if v.id in self.bots]
         owners = {v.id: v.entrant for v in active}
         entrants, slots = len(set(owners.values())), self.config.concurrency
+        size = table_size(self.config.table_sizes, len(active), self._tables)
 
-        def within(seating: list[int]) -> bool:
-            if any(version not in owners for version in seating):
-                return True  # taken, to be failed below: no longer playable
-            return self.shares.within([owners[v] for v in seating], len(seating), entrants, slots)
+        def choose(seatings: list[list[int]]) -> int | None:
+            """The pending game to play: the first within every entrant's shares (or no longer playable, to be
+            failed below); else None, to deal a new table, while few are pending; else the least past them."""
+            for index, seating in enumerate(seatings):
+                if any(version not in owners for version in seating):
+                    return index
+                if self.shares.within([owners[v] for v in seating], len(seating), entrants, slots):
+                    return index
+            if size is not None and len({frozenset(seating) for seating in seatings}) <= slots:
+                return None
+            return min(
+                range(len(seatings)),
+                key=lambda i: (self.shares.load([owners[v] for v in seatings[i]], len(seatings[i]), entrants), i),
+            )
 
-        while (started := self.store.start_next(within)) is not None:
+        while (started := self.store.start_next(choose)) is not None:
             game, _, seating = started
             if all(version in owners for version in seating):
                 return started
             # A version retired since (famiglia ladder retire), or whose bot cannot start here any more
             # (its cached build was removed and fails now): the game is not played.
             self.store.fail(game, "a seat's version is no longer active or not ready on this server")
-        size = table_size(self.config.table_sizes, len(active), self._tables)
         if size is None:
             return None
         self._tables += 1
@@ -245,7 +256,8 @@ class Ladder:
         ]
         members = choose_table(candidates, size, self._rng)
         self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))
-        return self.store.start_next(lambda seating: set(seating) == set(members))
+        dealt = set(members)
+        return self.store.start_next(lambda seatings: next(i for i, s in enumerate(seatings) if set(s) == dealt))
 
     def challenge(self, challenger: EntrantRow, opponents: list[str]) -> tuple[int, int]:
         """Queue a table of ``challenger``'s active version against ``opponents``' (entrant names), played

@@ -23,7 +23,10 @@ A pending game waits while one of its entrants is past a bound, and a new table 
 dealt from the entrants within both. Only when those cannot fill a table is it topped
 up from the others, the least loaded first (``ShareBook.seatable``): a small field
 (five entrants, two games at once, three seats: six seats to fill from five) must
-still play, and game time moves on only as games are played.
+still play, and game time moves on only as games are played. New tables are dealt
+so while fewer than ``slots + 1`` are pending; past that, the pending game that goes
+least past the shares (``ShareBook.load``) plays, so pending tables do not pile up
+when a small field's honest entrants are at their bound game after game.
 """
 
 from __future__ import annotations
@@ -111,6 +114,14 @@ class ShareBook:
         in_flight, shares = self.in_flight(), self.time_shares()
         flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(seats, entrants)
         return all(in_flight[name] < flight and shares.get(name, 0.0) <= time + 1e-9 for name in names)
+
+    def load(self, names: Iterable[str], seats: int, entrants: int) -> tuple[int, int]:
+        """How far a game of ``names`` would go past the shares: how many of them are past their share of
+        game time, and their games in flight in all. What orders the pending games when none is within."""
+        in_flight, shares = self.in_flight(), self.time_shares()
+        time = self.time_limit(seats, entrants)
+        named = list(names)
+        return sum(shares.get(name, 0.0) > time + 1e-9 for name in named), sum(in_flight[name] for name in named)
 
     def seconds_per_game(self) -> dict[str, float]:
         """Each entrant's mean seconds over its recent games (absent: none of them)."""

@@ -491,17 +491,25 @@ class LadderStore:
         with self.transaction():
             self.db.execute("UPDATE game SET state = 'pending' WHERE id = ? AND state = 'running'", (game_id,))
 
-    def start_next(self, allowed: Callable[[list[int]], bool] | None = None) -> tuple[int, int, list[int]] | None:
-        """The next pending game (a challenge's first, else the oldest) whose seating ``allowed`` takes, now
-        running: (game id, deal seed, seating); None when none is pending (or allowed)."""
+    def start_next(
+        self, choose: Callable[[list[list[int]]], int | None] | None = None
+    ) -> tuple[int, int, list[int]] | None:
+        """The next pending game, now running: (game id, deal seed, seating); None when none is pending.
+
+        Without ``choose``, a challenge's first, else the oldest. ``choose`` is given the pending games'
+        seatings in that order and names the one to start by its index, or None to start none.
+        """
         with self.transaction():
             rows = self.db.execute(
                 "SELECT g.id, t.seed, g.seating FROM game g JOIN tables t ON t.id = g.table_id "
-                "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id"
-            )
-            row = next((r for r in rows if allowed is None or allowed(msgspec.json.decode(r[2], type=list[int]))), None)
-            if row is None:
+                "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id" + ("" if choose else " LIMIT 1")
+            ).fetchall()
+            if not rows:
                 return None
+            index = 0 if choose is None else choose([msgspec.json.decode(r[2], type=list[int]) for r in rows])
+            if index is None:
+                return None
+            row = rows[index]
             self.db.execute("UPDATE game SET state = 'running' WHERE id = ?", (row[0],))
         return row[0], row[1], msgspec.json.decode(row[2], type=list[int])
 

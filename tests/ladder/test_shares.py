@@ -95,3 +95,11 @@ def test_a_games_seconds_are_its_seats_thinking_and_the_rest_is_the_failing_seat
     shared = seat_seconds(1.2, ["ann", "bob", "cat"], [0.1, 0.2, 0.3], [False] * 3)
     assert shared == pytest.approx({"ann": 0.3, "bob": 0.4, "cat": 0.5})
     assert sum(seat_seconds(2.0, ["a", "b"], [3.0, 1.0], [False, True]).values()) == 4.0  # thinking over wall: kept
+
+
+def test_the_pending_game_least_past_the_shares_is_the_one_with_fewest_games_in_flight() -> None:
+    book = ShareBook()
+    book.started(0, ["hog", "ann", "bob"])  # the hog's table: every one of its members is in flight
+    assert book.load(["hog", "ann", "bob"], 3, 5) > book.load(["cat", "dan", "ann"], 3, 5)
+    book.ended(0, {"hog": 11.0, "ann": 0.1, "bob": 0.1})
+    assert book.load(["hog", "cat", "dan"], 3, 5) == (1, 0)  # past its share of time: counted first
