@@ -75,31 +75,56 @@ class ShareBook:
     def __init__(self, recent_games: int = RECENT_GAMES) -> None:
         self._in_flight: dict[int, tuple[str, ...]] = {}
         """The entrants of each game being played, by game id."""
-        self._recent: deque[dict[str, float]] = deque(maxlen=recent_games)
-        """Each entrant's seconds of each of the last finished games."""
+        self._recent: deque[dict[str, float]] = deque()
+        """Each entrant's seconds of each of the last finished games, at most ``recent_games`` of them."""
+        self._limit = recent_games
+        # Running sums over ``_recent`` and ``_in_flight``: matchmaking reads them for every pending game
+        # at every deal, so they are kept as games come and go rather than summed at each read.
+        self._flight: Counter[str] = Counter()
+        self._spent: dict[str, float] = {}
+        self._games: Counter[str] = Counter()
+        self._total = 0.0
 
     def started(self, game: int, entrants: Iterable[str]) -> None:
         self._in_flight[game] = tuple(dict.fromkeys(entrants))
+        self._flight.update(self._in_flight[game])
 
     def ended(self, game: int, spent: Mapping[str, float] | None) -> None:
         """The game is over: each entrant's seconds of it (``seat_seconds``) count towards its game time;
         None when it was not played (it goes back to pending)."""
         entrants = self._in_flight.pop(game, ())
-        if spent is not None and entrants:
-            self._recent.append({name: max(0.0, spent.get(name, 0.0)) for name in entrants})
+        self._flight.subtract(entrants)
+        self._flight = +self._flight  # drop the zeros: an entrant in no game is absent
+        if spent is None or not entrants:
+            return
+        seconds = {name: max(0.0, spent.get(name, 0.0)) for name in entrants}
+        self._recent.append(seconds)
+        self._count(seconds, 1)
+        if len(self._recent) > self._limit:
+            self._count(self._recent.popleft(), -1)
+
+    def _count(self, seconds: Mapping[str, float], sign: int) -> None:
+        for name, value in seconds.items():
+            self._total = max(0.0, self._total + sign * value)
+            self._spent[name] = max(0.0, self._spent.get(name, 0.0) + sign * value)
+            self._games[name] += sign
+            if self._games[name] <= 0:
+                del self._games[name], self._spent[name]
 
     def in_flight(self) -> Counter[str]:
         """How many games being played each entrant sits in."""
-        return Counter(name for entrants in self._in_flight.values() for name in entrants)
+        return Counter(self._flight)
 
     def time_shares(self) -> dict[str, float]:
         """Each entrant's share of the recent games' seconds (absent: none of them)."""
-        spent: dict[str, float] = {}
-        for game in self._recent:
-            for name, seconds in game.items():
-                spent[name] = spent.get(name, 0.0) + seconds
-        total = sum(spent.values())
-        return {name: value / total for name, value in spent.items()} if total > 0 else {}
+        return {name: self._share(name) for name in self._spent} if self._total > 0 else {}
+
+    def _share(self, name: str) -> float:
+        return self._spent.get(name, 0.0) / self._total if self._total > 0 else 0.0
+
+    def seconds_per_game(self) -> dict[str, float]:
+        """Each entrant's mean seconds over its recent games (absent: none of them)."""
+        return {name: self._spent[name] / games for name, games in self._games.items()}
 
     def flight_limit(self, seats: int, entrants: int, slots: int) -> int:
         """The most games in flight one entrant sits in while others can fill the table instead."""
@@ -111,25 +136,15 @@ class ShareBook:
 
     def within(self, names: Iterable[str], seats: int, entrants: int, slots: int) -> bool:
         """Whether a game of ``names`` keeps each of them within its shares of games in flight and of game time."""
-        in_flight, shares = self.in_flight(), self.time_shares()
         flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(seats, entrants)
-        return all(in_flight[name] < flight and shares.get(name, 0.0) <= time + 1e-9 for name in names)
+        return all(self._flight[name] < flight and self._share(name) <= time + 1e-9 for name in names)
 
     def load(self, names: Iterable[str], seats: int, entrants: int) -> tuple[int, int]:
         """How far a game of ``names`` would go past the shares: how many of them are past their share of
         game time, and their games in flight in all. What orders the pending games when none is within."""
-        in_flight, shares = self.in_flight(), self.time_shares()
         time = self.time_limit(seats, entrants)
         named = list(names)
-        return sum(shares.get(name, 0.0) > time + 1e-9 for name in named), sum(in_flight[name] for name in named)
-
-    def seconds_per_game(self) -> dict[str, float]:
-        """Each entrant's mean seconds over its recent games (absent: none of them)."""
-        spent: dict[str, list[float]] = {}
-        for game in self._recent:
-            for name, seconds in game.items():
-                spent.setdefault(name, []).append(seconds)
-        return {name: sum(values) / len(values) for name, values in spent.items()}
+        return sum(self._share(name) > time + 1e-9 for name in named), sum(self._flight[name] for name in named)
 
     def seatable(self, owners: Mapping[int, str], seats: int, slots: int) -> list[int]:
         """Of ``owners`` (version id: its entrant, for every version playing), those a new table of
@@ -141,16 +156,16 @@ class ShareBook:
         version's first game may be its first timeout: it is not the one to hold two tables at once).
         """
         entrants = len(set(owners.values()))
-        fits = [v for v, name in owners.items() if self.within([name], seats, entrants, slots)]
+        flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(seats, entrants)
+        fits = [v for v, name in owners.items() if self._flight[name] < flight and self._share(name) <= time + 1e-9]
         if len(fits) >= seats:
             return fits
-        in_flight, shares, per_game = self.in_flight(), self.time_shares(), self.seconds_per_game()
-        time = self.time_limit(seats, entrants)
 
         def load(version: int) -> tuple[bool, int, bool, float]:
             name = owners[version]
-            unknown = name not in per_game
-            return shares.get(name, 0.0) > time + 1e-9, in_flight[name], unknown, per_game.get(name, 0.0)
+            games = self._games[name]
+            per_game = self._spent[name] / games if games else 0.0
+            return self._share(name) > time + 1e-9, self._flight[name], not games, per_game
 
         rest = sorted((v for v in owners if v not in fits), key=load)
         return fits + rest[: seats - len(fits)]

@@ -103,3 +103,14 @@ def test_the_pending_game_least_past_the_shares_is_the_one_with_fewest_games_in_
     assert book.load(["hog", "ann", "bob"], 3, 5) > book.load(["cat", "dan", "ann"], 3, 5)
     book.ended(0, {"hog": 11.0, "ann": 0.1, "bob": 0.1})
     assert book.load(["hog", "cat", "dan"], 3, 5) == (1, 0)  # past its share of time: counted first
+
+
+def test_only_the_last_recent_games_count_and_an_entrant_whose_games_all_left_the_window_has_no_share() -> None:
+    book = ShareBook(recent_games=3)
+    book.started(0, ["hog"])
+    book.ended(0, {"hog": 100.0})
+    for game in range(1, 4):
+        book.started(game, ["ann", "bob"])
+        book.ended(game, {"ann": 1.0, "bob": 3.0})
+    assert book.time_shares() == {"ann": 0.25, "bob": 0.75}  # the hog's game fell out of the window
+    assert book.seconds_per_game() == {"ann": 1.0, "bob": 3.0}
