@@ -242,3 +242,15 @@ def test_a_reinstated_version_is_not_judged_by_the_faults_of_the_newer_one_that_
     assert store.version(good).state == "active"
     assert play(store, [good, bob, cat], {0: "timeout"}) == []  # one fault of its own, not four
     assert store.version(good).state == "active"
+
+
+def test_a_hosts_lift_clears_the_record_a_later_resubmission_would_inherit(store: LadderStore) -> None:
+    bob, cat = accept(store, "bob", "c" * 8), accept(store, "cat", "d" * 8)
+    first = accept(store, "ann", "a" * 8)
+    for _ in range(3):
+        play(store, [first, bob, cat], {0: "timeout"})
+    assert store.lift("ann") == 1  # the host vouches for it: its window starts afresh
+    second = accept(store, "ann", "b" * 8)
+    assert play(store, [second, bob, cat], {0: "timeout"}) == []  # one fault of its own, none inherited
+    assert play(store, [second, bob, cat], {0: "timeout"}) == []
+    assert play(store, [second, bob, cat], {0: "timeout"}) == [second]
