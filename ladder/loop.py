@@ -225,20 +225,20 @@ class Ladder:
         entrants, slots = len(set(owners.values())), self.config.concurrency
         size = table_size(self.config.table_sizes, len(active), self._tables)
 
-        def choose(seatings: list[list[int]]) -> int | None:
+        def choose(pending: list[tuple[int, list[int]]]) -> int | None:
             """The pending game to play: the first within every entrant's shares (or no longer playable, to be
-            failed below); else None, to deal a new table, while few are pending; else the least past them."""
-            for index, seating in enumerate(seatings):
+            failed below); else None, to deal a new table, while few tables are pending; else the least past them."""
+            for index, (_, seating) in enumerate(pending):
                 if any(version not in owners for version in seating):
                     return index
                 if self.shares.within([owners[v] for v in seating], len(seating), entrants, slots):
                     return index
-            if size is not None and len({frozenset(seating) for seating in seatings}) <= slots:
+            if size is not None and len({table for table, _ in pending}) <= slots:
                 return None
-            return min(
-                range(len(seatings)),
-                key=lambda i: (self.shares.load([owners[v] for v in seatings[i]], len(seatings[i]), entrants), i),
-            )
+            return min(range(len(pending)), key=lambda i: (load(pending[i][1]), i))
+
+        def load(seating: list[int]) -> tuple[int, int]:
+            return self.shares.load([owners[v] for v in seating], len(seating), entrants)
 
         while (started := self.store.start_next(choose)) is not None:
             game, _, seating = started
@@ -255,9 +255,8 @@ class Ladder:
             Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in active if v.id in seatable
         ]
         members = choose_table(candidates, size, self._rng)
-        self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))
-        dealt = set(members)
-        return self.store.start_next(lambda seatings: next(i for i, s in enumerate(seatings) if set(s) == dealt))
+        table = self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))
+        return self.store.start_next(lambda pending: next(i for i, (t, _) in enumerate(pending) if t == table))
 
     def challenge(self, challenger: EntrantRow, opponents: list[str]) -> tuple[int, int]:
         """Queue a table of ``challenger``'s active version against ``opponents``' (entrant names), played

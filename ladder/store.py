@@ -492,21 +492,22 @@ class LadderStore:
             self.db.execute("UPDATE game SET state = 'pending' WHERE id = ? AND state = 'running'", (game_id,))
 
     def start_next(
-        self, choose: Callable[[list[list[int]]], int | None] | None = None
+        self, choose: Callable[[list[tuple[int, list[int]]]], int | None] | None = None
     ) -> tuple[int, int, list[int]] | None:
         """The next pending game, now running: (game id, deal seed, seating); None when none is pending.
 
         Without ``choose``, a challenge's first, else the oldest. ``choose`` is given the pending games'
-        seatings in that order and names the one to start by its index, or None to start none.
+        (table id, seating) in that order and names the one to start by its index, or None to start none.
         """
         with self.transaction():
             rows = self.db.execute(
-                "SELECT g.id, t.seed, g.seating FROM game g JOIN tables t ON t.id = g.table_id "
+                "SELECT g.id, t.seed, g.seating, g.table_id FROM game g JOIN tables t ON t.id = g.table_id "
                 "WHERE g.state = 'pending' ORDER BY g.priority DESC, g.id" + ("" if choose else " LIMIT 1")
             ).fetchall()
             if not rows:
                 return None
-            index = 0 if choose is None else choose([msgspec.json.decode(r[2], type=list[int]) for r in rows])
+            pending = [(int(r[3]), msgspec.json.decode(r[2], type=list[int])) for r in rows] if choose else []
+            index = 0 if choose is None else choose(pending)
             if index is None:
                 return None
             row = rows[index]

@@ -35,6 +35,7 @@ class Start(msgspec.Struct, frozen=True, kw_only=True):
     entrants: tuple[str, ...]
     in_flight: dict[str, int]
     time_shares: dict[str, float]
+    pending_tables: int
 
 
 class Watching(InProcessExecutor):
@@ -55,6 +56,9 @@ class Watching(InProcessExecutor):
                 entrants=tuple(self.ladder.store.version(v).entrant for v in seating),
                 in_flight=dict(self.ladder.shares.in_flight()),
                 time_shares=self.ladder.shares.time_shares(),
+                pending_tables=self.ladder.store.db.execute(
+                    "SELECT COUNT(DISTINCT table_id) FROM game WHERE state = 'pending'"
+                ).fetchone()[0],
             )
         )
         return await super().play(spec, seats, replay)
@@ -85,6 +89,22 @@ async def four_playing(ladder: Ladder) -> None:
 
 def flight_limit(ladder: Ladder) -> int:
     return ladder.shares.flight_limit(3, 5, ladder.config.concurrency)
+
+
+async def test_an_honest_field_at_its_bound_game_after_game_plays_on_without_piling_tables_up(
+    tmp_path: Path,
+) -> None:
+    # Four entrants, two games at once: any two 3-seat tables share members, so every second game is
+    # past someone's share of games in flight. It must still be played, from the tables already dealt.
+    ladder, watching = watched_ladder(tmp_path)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ladder.run)
+        await four_playing(ladder)
+        await until(lambda: len(watching.starts) >= 60)
+        nursery.cancel_scope.cancel()
+    assert max(start.pending_tables for start in watching.starts) <= ladder.config.concurrency + 1
+    counts = ladder.store.counts()
+    assert counts.get("pending", 0) <= 6 * (ladder.config.concurrency + 1), counts
 
 
 async def test_a_bot_that_times_out_in_every_ladder_game_holds_one_of_two_games_and_is_suspended_within_20(
