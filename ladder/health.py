@@ -14,8 +14,8 @@ that same transaction, when the game just recorded is one of them. Its window
 reaches back into its entrant's earlier versions' games: a resubmission starts
 with its entrant's record, so resubmitting a failing bot again and again buys
 one failing game each, not a fresh window each. Once suspended, its pending
-games are cancelled, and the version its entrant used before, if it was retired by being replaced (not by the host, not
-suspended itself), plays again. An accepted resubmission or the host (``lift``)
+games are cancelled, and the version its entrant used before, if it was
+retired by being replaced (not by the host, not suspended itself), plays again. An accepted resubmission or the host (``lift``)
 ends a suspension; a lift counts the version's window afresh from then.
 """
 
