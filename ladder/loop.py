@@ -235,7 +235,13 @@ class Ladder:
                     return index
             if size is not None and len({table for table, _ in pending}) <= slots:
                 return None
-            return min(range(len(pending)), key=lambda i: (load(pending[i][1]), i))
+            playable = [i for i, (_, seating) in enumerate(pending) if not any(held(v, len(seating)) for v in seating)]
+            if not playable:
+                return None if size is not None else 0
+            return min(playable, key=lambda i: (load(pending[i][1]), i))
+
+        def held(version: int, seats: int) -> bool:
+            return self.shares.held(owners[version], seats, entrants, slots)
 
         def load(seating: list[int]) -> tuple[int, int]:
             return self.shares.load([owners[v] for v in seating], len(seating), entrants)

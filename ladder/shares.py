@@ -26,7 +26,9 @@ up from the others, the least loaded first (``ShareBook.seatable``): a small fie
 still play, and game time moves on only as games are played. New tables are dealt
 so while fewer than ``slots + 1`` are pending; past that, the pending game that goes
 least past the shares (``ShareBook.load``) plays, so pending tables do not pile up
-when a small field's honest entrants are at their bound game after game.
+when a small field's honest entrants are at their bound game after game. Such a
+game never seats an entrant ``held`` (at its share of games in flight, its games not
+known to be quick): a new table is dealt instead.
 """
 
 from __future__ import annotations
@@ -145,6 +147,19 @@ class ShareBook:
         time = self.time_limit(seats, entrants)
         named = list(names)
         return sum(self._share(name) > time + 1e-9 for name in named), sum(self._flight[name] for name in named)
+
+    def held(self, name: str, seats: int, entrants: int, slots: int) -> bool:
+        """Whether ``name`` may not join another game even when nothing else can be played: it is at its
+        share of games in flight and its games are not known to be quick (none recent, or on average more
+        than twice the field's median). A small field's quick entrants go past their share then; a bot
+        whose games run their clock out never holds two of them at once."""
+        if self._flight[name] < self.flight_limit(seats, entrants, slots):
+            return False
+        games = self._games[name]
+        if not games:
+            return True
+        means = sorted(self._spent[other] / count for other, count in self._games.items())
+        return self._spent[name] / games > 2 * means[len(means) // 2]
 
     def seatable(self, owners: Mapping[int, str], seats: int, slots: int) -> list[int]:
         """Of ``owners`` (version id: its entrant, for every version playing), those a new table of

@@ -114,3 +114,16 @@ def test_only_the_last_recent_games_count_and_an_entrant_whose_games_all_left_th
         book.ended(game, {"ann": 1.0, "bob": 3.0})
     assert book.time_shares() == {"ann": 0.25, "bob": 0.75}  # the hog's game fell out of the window
     assert book.seconds_per_game() == {"ann": 1.0, "bob": 3.0}
+
+
+def test_a_slow_or_unknown_entrant_at_its_share_of_games_in_flight_is_held_a_quick_one_is_not() -> None:
+    book = ShareBook()
+    for game, name in enumerate(["ann", "bob", "cat", "hog"]):
+        book.started(game, [name])
+        book.ended(game, {name: 11.0 if name == "hog" else 0.4})
+    for game, name in enumerate(["ann", "hog", "new"], start=10):
+        book.started(game, [name])  # each at its one game in flight (five entrants, two games at once)
+    assert not book.held("ann", 3, 5, 2)  # quick: may go past its share when nothing else can be played
+    assert book.held("hog", 3, 5, 2)  # its games run their clock out
+    assert book.held("new", 3, 5, 2)  # nothing known of its games yet
+    assert not book.held("bob", 3, 5, 2)  # in no game now

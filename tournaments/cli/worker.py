@@ -68,9 +68,9 @@ def supervise(command: list[str], scheduler: str, vouch: Callable[[], str | None
     on its options or its machine: running it again would fail the same way,
     so its exit code is returned instead.
 
-    With ``vouch``, each start waits for the scheduler to listen and asks ``vouch`` first: a line from it
-    (the scheduler there was not started for this cluster) raises Refused instead of joining it, at the
-    first start and after every restart of the scheduler alike.
+    With ``vouch``, each start asks ``vouch`` first when the scheduler listens: a line from it (the
+    scheduler there was not started for this cluster) raises Refused instead of joining it. After a
+    restart it waits for the scheduler to listen before it asks.
     """
     stopping = threading.Event()
     child: subprocess.Popen[bytes] | None = None
@@ -83,16 +83,21 @@ def supervise(command: list[str], scheduler: str, vouch: Callable[[], str | None
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
+    first = True
     while not stopping.is_set():
         if vouch is not None:
             from tournaments.hosting.executors.dask_cluster import listening
 
-            while not stopping.is_set() and not listening(scheduler, _ASK_S):
-                stopping.wait(_RESTART_DELAY_S)  # the scheduler is away: asked once it is back
+            # After a restart the scheduler is asked once it is back. At the first start a worker whose
+            # scheduler is not up yet is started at once all the same, so that a mistake in its options
+            # is said now rather than once a scheduler listens; it joins the first to come up there.
+            while not first and not stopping.is_set() and not listening(scheduler, _ASK_S):
+                stopping.wait(_RESTART_DELAY_S)
             if stopping.is_set():
                 break
-            if (refusal := vouch()) is not None:
+            if listening(scheduler, _ASK_S) and (refusal := vouch()) is not None:
                 raise Refused(refusal)
+        first = False
         began = time.monotonic()
         child = subprocess.Popen(command, preexec_fn=die_with_parent)  # noqa: PLW1509  # no threads here
         if stopping.is_set():  # stopped while it was being started: the handler could not reach it yet
