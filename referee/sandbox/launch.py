@@ -43,6 +43,7 @@ from referee.sandbox.limits import nproc_flag, prlimit_flags
 from referee.sandbox.procfixed import fixed_proc_fds
 from referee.sandbox.resources import LAST_UID, UIDS_PER_REFEREE, fifos, uids
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
+from referee.sandbox.sysinfo_answer import supervisor_argv, user_notification_available
 from referee.sandbox.view import FIFO_INSIDE, mount_flags
 from referee.settings import BotLimits, RefereeSettings, SandboxLevel
 
@@ -101,6 +102,11 @@ def _problem(level: SandboxLevel, host: HostSupport, settings: RefereeSettings |
         filter_for("strict" if level == "strict" else "standard")
     except UnknownArchitecture as exc:
         return f"the {level} sandbox cannot filter system calls here ({exc}); {_WEAKER}"
+    if not user_notification_available():
+        return (
+            f"the {level} sandbox needs seccomp user notification (Linux 5.0 or later) to answer sysinfo "
+            f"with figures no other seat moves, and this kernel has none; {_WEAKER}"
+        )
     return None
 
 
@@ -189,6 +195,9 @@ def launcher_argv(
         # namespace it counts only that namespace's: the tree's own processes,
         # whatever else the user runs.
         drop = [host.prlimit, nproc_flag(limits.processes), "--"]
+    # Inside everything above: the seat's own supervisor, which answers sysinfo with
+    # fixed figures and becomes the bot's parent (referee.sandbox.sysinfo_answer).
+    supervise = supervisor_argv(limits.memory_mb << 20)
     if fifo is not None:
         last = [host.sh, "-c", _EXEC, FIFO_INSIDE, *argv]
     else:  # a build: what it writes is made readable by every uid afterwards (referee.build)
@@ -197,7 +206,7 @@ def launcher_argv(
     # streams (referee.process); a build is run by subprocess, so bwrap also
     # makes it a session of its own, with no controlling terminal.
     sandbox = _bwrap_flags(level, host, seccomp_fd, new_session=fifo is None)
-    return [*head, *limit, *sandbox, *view, *inside, *drop, *last]
+    return [*head, *limit, *sandbox, *view, *inside, *drop, *supervise, *last]
 
 
 def nproc_counted_per_namespace() -> bool:
