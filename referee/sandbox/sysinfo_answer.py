@@ -28,9 +28,13 @@ are the seat's, frozen with it) and in its namespaces, so it sees no other
 seat and has no more power than the bot. A bot that stops or kills it only
 hurts itself: its ``sysinfo`` calls wait (its own time runs) or, with the
 supervisor gone, the bot is killed too (its parent-death signal). It writes
-only where the caller pointed, as the kernel would (an address the caller
-cannot reach fails with EFAULT), and only after checking that the
-notification still stands, so a pid reused meanwhile gets nothing.
+only where the caller pointed (an address the caller does not have fails
+with EFAULT, as from the kernel), and only after checking that the
+notification still stands, so a pid reused meanwhile gets nothing. One
+difference from the kernel: ``/proc/<pid>/mem`` writes as a debugger does, so
+an address in the caller's own read-only private memory gets the figures in
+a copy of its page rather than EFAULT; shared mappings (the system's files)
+are never written.
 
 The bot is the supervisor's child, so a kernel that lets a process trace only
 its descendants (Yama's ``ptrace_scope`` 1) still lets the supervisor write

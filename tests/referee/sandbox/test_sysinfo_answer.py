@@ -27,6 +27,7 @@ from referee.errors import BotCrashed
 from referee.process import BotProcess, open_bot
 from referee.sandbox import SandboxUnavailable, require_level
 from referee.sandbox import launch as launch_module
+from referee.sandbox.strays import descendants, namespace_pid
 from referee.sandbox.sysinfo_answer import ANSWER_LAYOUT, answer_bytes
 from referee.settings import BotLimits, RefereeSettings
 
@@ -163,17 +164,26 @@ BAD_ADDRESSES = (
     SYSINFO
     + r"""
 info = SysInfo()
-print(call(0), call(0xFFFF800000001000), call(ctypes.addressof(info)), info.totalram > 0, flush=True)
+# A file of the system mapped shared and read-only: the supervisor writes as a debugger would,
+# and a debugger may not write a shared mapping the process cannot write itself.
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+with open(sys.executable, "rb") as handle:
+    shared = libc.mmap(None, 4096, 1, 1, handle.fileno(), 0)  # PROT_READ, MAP_SHARED
+    before = ctypes.string_at(shared, 112)
+    print(call(0), call(0xFFFF800000001000), call(shared), ctypes.string_at(shared, 112) == before,
+          call(ctypes.addressof(info)), info.totalram > 0, flush=True)
 """
 )
 
 
 @pytest.mark.parametrize("level", LEVELS)
-async def test_sysinfo_into_memory_the_bot_does_not_have_fails_with_efault_and_the_supervisor_answers_on(
+async def test_sysinfo_into_memory_the_bot_has_not_or_shares_read_only_fails_with_efault_and_is_answered_after(
     level: str, folder: Path
 ) -> None:
     async with python_bot(level, folder, BAD_ADDRESSES) as bot:
-        assert await line_of(bot) == "errno 14 errno 14 ok True"  # EFAULT, EFAULT, then answered
+        # EFAULT for no memory, the kernel's and a shared file's; then answered.
+        assert await line_of(bot) == "errno 14 errno 14 errno 14 True ok True"
 
 
 FLOOD = (
@@ -220,6 +230,34 @@ async def test_a_bot_that_kills_its_supervisor_ends_with_it(level: str, folder: 
         assert await line_of(bot) == "supervisor 2"
         with trio.fail_after(60), pytest.raises(BotCrashed, match="killed by SIGKILL"):
             await bot.readline()
+
+
+STOPS_ITS_SUPERVISOR = (
+    SYSINFO
+    + r"""
+import signal
+os.kill(os.getppid(), signal.SIGSTOP)
+print("stopped", flush=True)
+info = SysInfo()
+print(call(ctypes.addressof(info)), flush=True)  # waits for an answer that does not come
+"""
+)
+
+
+async def test_a_bot_that_stops_its_supervisor_waits_on_its_own_time_and_is_still_cleaned_up(folder: Path) -> None:
+    # Its sysinfo call then waits for an answer: the bot's clock runs, nobody else's. Leaving the
+    # game kills the stopped supervisor with the rest of the tree, as any stopped process.
+    async with python_bot("standard", folder, STOPS_ITS_SUPERVISOR) as bot:
+        assert await line_of(bot) == "stopped"
+        tree = descendants(bot.pid)
+        assert any(namespace_pid(pid) == 2 for pid in tree)
+        with trio.move_on_after(1):
+            await bot.readline()
+            pytest.fail("a sysinfo call was answered by a stopped supervisor")
+    with trio.fail_after(60):
+        while alive := [pid for pid in tree if namespace_pid(pid) is not None]:
+            await trio.sleep(0.05)
+    assert alive == []
 
 
 @pytest.mark.parametrize(("code", "reason"), [("sys.exit(7)", "exited with code 7"),
