@@ -254,7 +254,7 @@ class BotProcess(ChannelBase):
         self.signal_exit_codes = launch.signal_exit_codes if launch is not None else False
         self.stdout_fifo = launch.fifo if launch is not None else None
         # At standard and strict the chain's first process is outside the bot's
-        # PID namespace, the bot pid 3 inside it (referee.sandbox.strays).
+        # PID namespace, the bot pid 2 inside it (referee.sandbox.strays).
         self.namespaced = launch.namespaced if launch is not None else False
         self.sandbox = launch.description if launch is not None else ""
         """The sandbox the bot runs in, as match records show it."""

@@ -7,8 +7,9 @@ running as root::
 
     setpriv --pdeathsig KILL --                       # dies with the referee's thread
     prlimit --as=.. --nofile=.. --fsize=.. --nproc=.. --cpu=.. --core=0 --
-    bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup-try
+    bwrap --unshare-pid --as-pid-1 --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup-try
           --die-with-parent --seccomp FD <the bot's view: referee.sandbox.view> --
+    python3 -I -S -c <referee.sandbox.sysinfo_answer> ...  # pid 1: answers sysinfo, forks the rest
     setpriv --reuid U --regid U --clear-groups --nnp --inh-caps -all --bounding-set -all --pdeathsig KILL --
     sh -c 'exec "$@" 1<>"$0"' <stdout fifo> <the bot's command>
 
@@ -136,8 +137,10 @@ def _bwrap_flags(level: SandboxLevel, host: HostSupport, seccomp_fd: int, *, new
         flags += ["--unshare-user", "--disable-userns"]
     # A cgroup namespace of its own (where the kernel has them): its /proc/self/cgroup
     # names its own group as the root, not the host's path with the referee's pid.
-    flags += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-              "--hostname", "famiglia"]  # fmt: skip
+    # The namespace's init is the seat's sysinfo supervisor, not bwrap's own (referee.sandbox.sysinfo_answer):
+    # the kernel keeps the bot's signals off an init.
+    flags += ["--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+              "--unshare-cgroup-try", "--hostname", "famiglia"]  # fmt: skip
     flags += ["--die-with-parent", "--seccomp", str(seccomp_fd)]
     return flags
 
@@ -195,8 +198,8 @@ def launcher_argv(
         # namespace it counts only that namespace's: the tree's own processes,
         # whatever else the user runs.
         drop = [host.prlimit, nproc_flag(limits.processes), "--"]
-    # Inside everything above: the seat's own supervisor, which answers sysinfo with
-    # fixed figures and becomes the bot's parent (referee.sandbox.sysinfo_answer).
+    # The sandbox's init (pid 1), before the drop to the bot's uid: the seat's own supervisor,
+    # which answers sysinfo with fixed figures and forks the rest (referee.sandbox.sysinfo_answer).
     supervise = supervisor_argv(limits.memory_mb << 20)
     if fifo is not None:
         last = [host.sh, "-c", _EXEC, FIFO_INSIDE, *argv]
@@ -206,7 +209,7 @@ def launcher_argv(
     # streams (referee.process); a build is run by subprocess, so bwrap also
     # makes it a session of its own, with no controlling terminal.
     sandbox = _bwrap_flags(level, host, seccomp_fd, new_session=fifo is None)
-    return [*head, *limit, *sandbox, *view, *inside, *drop, *supervise, *last]
+    return [*head, *limit, *sandbox, *view, *inside, *supervise, *drop, *last]
 
 
 def nproc_counted_per_namespace() -> bool:

@@ -6,9 +6,9 @@ that game and run during the next one, maybe another entrant's. At the
 ``standard`` and ``strict`` levels every process the bot starts stays inside
 its PID namespace, where orphans are adopted by the namespace's init, so the
 processes of a bot are exactly the descendants of its chain's first process:
-the init (pid 1 inside), the seat's sysinfo supervisor (pid 2,
-``referee.sandbox.sysinfo_answer``), the bot (pid 3, the supervisor's child)
-and the rest, the strays. At
+the init (pid 1 inside: the seat's sysinfo supervisor,
+``referee.sandbox.sysinfo_answer``), the bot (pid 2 inside) and the rest, the
+strays. At
 ``none`` the bot is the first process and its strays are its descendants;
 one that left with ``setsid`` and was adopted outside is out of reach there.
 """
@@ -81,18 +81,14 @@ def _strays(chain: int, *, namespaced: bool) -> list[int]:
     if not namespaced:
         return below
     # The chain's first process stays outside the namespace; its child is the
-    # namespace's init (pid 1 inside), the init's child with pid 2 is the seat's
-    # supervisor and the supervisor's child with pid 3 the bot. Everything else
-    # below is a stray, including any process in a namespace the bot nested
-    # inside its own, whatever its number there.
+    # namespace's init (pid 1 inside) and the init's child with pid 2 is the
+    # bot. Everything else below is a stray, including any process in a
+    # namespace the bot nested inside its own, whatever its number there.
     keep: set[int] = set()
     for init in _children(chain):
         if inner.get(init) == 1:
             keep.add(init)
-            for supervisor in _children(init):
-                if inner.get(supervisor) == 2:
-                    keep.add(supervisor)
-                    keep.update(pid for pid in _children(supervisor) if inner.get(pid) == 3)
+            keep.update(pid for pid in _children(init) if inner.get(pid) == 2)
     return [pid for pid in below if pid not in keep]
 
 

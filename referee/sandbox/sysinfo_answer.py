@@ -12,12 +12,22 @@ for their containers.
 
 The supervisor is this file, run by famiglia's own Python (``-I -S -c``, the
 standard library only) as a link of the launcher chain, inside the sandbox,
-as the bot's uid, after every namespace, limit and the level's filter are in
-place (``referee.sandbox.launch``). It forks; the child loads a one-rule filter
-that sends ``sysinfo`` to a listener, passes the listener to its parent over a
-socket pair and becomes the rest of the chain (the bot). The parent stays, the
-bot's parent, and answers each call: it writes the fixed figures into the
-caller's memory through ``/proc/<pid>/mem`` and lets the call return 0. Its
+after every namespace, limit and the level's filter are in place
+(``referee.sandbox.launch``). It is the init of the bot's PID namespace
+(pid 1: ``bwrap --as-pid-1``, in place of bwrap's own). With the referee
+running as root it runs before the drop to the bot's uid, as root with no
+capability but the two that let it write into the bot's memory
+(``CAP_SYS_PTRACE``, and ``CAP_DAC_OVERRIDE`` to open ``/proc/<pid>/mem``, the
+bot's file) and ``no_new_privs``; without root, as the user in the bot's user namespace, with
+none. It forks; the child
+loads a one-rule filter that sends ``sysinfo`` to a listener, passes the
+listener to its parent over a socket pair and becomes the rest of the chain:
+the bot, pid 2. The supervisor stays, the bot's parent, and answers each call:
+it writes the fixed figures into the caller's memory through
+``/proc/<pid>/mem`` and lets the call return 0. As the namespace's init it
+also reaps the processes orphaned there, and when the bot ends it ends as the
+bot did (its exit status, or 128 + its signal, as bwrap reports a signal), and
+the namespace, with whatever the bot left, ends with it. Its
 figures: total and free memory the seat's bound (``memory_mb``, or the
 machine's total without one), no shared, buffered or swap memory, load 0, one
 process; only the uptime is the kernel's (any program reads it from its clock).
@@ -25,9 +35,14 @@ process; only the uptime is the kernel's (any program reads it from its clock).
 Why inside the sandbox and not in the referee: what a bot makes it do is the
 bot's own cost. It runs in the seat's control group (its CPU time and memory
 are the seat's, frozen with it) and in its namespaces, so it sees no other
-seat and has no more power than the bot. A bot that stops or kills it only
-hurts itself: its ``sysinfo`` calls wait (its own time runs) or, with the
-supervisor gone, the bot is killed too (its parent-death signal). It writes
+seat. Why the init: the kernel keeps every signal sent from inside a PID
+namespace off its init unless the init handles it (SIGKILL and SIGSTOP never
+get through), and ``kill(-1, ...)`` spares it, so the bot cannot stop or kill
+it; the one signal it handles, SIGCHLD, only makes it reap. Why root as root:
+bwrap's monitor, whose death kills the sandbox through the init's
+parent-death signal, is root without capabilities, and such a process may
+not signal another uid; the bot, another uid, can neither signal nor trace
+it. It writes
 only where the caller pointed (an address the caller does not have fails
 with EFAULT, as from the kernel), and only after checking that the
 notification still stands, so a pid reused meanwhile gets nothing. One
@@ -36,11 +51,9 @@ an address in the caller's own read-only private memory gets the figures in
 a copy of its page rather than EFAULT; shared mappings (the system's files)
 are never written.
 
-The bot is the supervisor's child, so a kernel that lets a process trace only
-its descendants (Yama's ``ptrace_scope`` 1) still lets the supervisor write
-into every process of the bot's tree. Inside the PID namespace the supervisor
-is pid 2 and the bot pid 3 (``referee.sandbox.strays``). The supervisor ends
-as the bot ended: with its exit status, or killed by the same signal.
+Every process of the bot's tree descends from the supervisor, so a kernel
+that lets a process trace only its descendants (Yama's ``ptrace_scope`` 1)
+still lets it write into each of them.
 
 Run as ``python -I -S -c <this file> <filter hex> <answer hex> <command...>``.
 """
@@ -82,11 +95,10 @@ _SEND = 0xC0182101  # SECCOMP_IOCTL_NOTIF_SEND, struct seccomp_notif_resp (24 by
 _ID_VALID = 0x40082102  # SECCOMP_IOCTL_NOTIF_ID_VALID, u64
 _SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER = 1, 1 << 3
 _SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
-_PR_SET_PDEATHSIG = 1
-_STILL_ANSWERING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE, signal.SIGUSR1,
-                    signal.SIGUSR2, signal.SIGALRM, signal.SIGXFSZ)  # fmt: skip
-"""What the referee's cleanup (SIGTERM to the bot's process group) or the bot may send: the supervisor
-goes on answering until the bot itself has ended."""
+_KEPT_CAPABILITIES = (1, 19)  # CAP_DAC_OVERRIDE, CAP_SYS_PTRACE
+_PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 24, 38
+_CAPABILITY_VERSION_3 = 0x20080522
+_SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
 _PYTHON_IGNORES = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
 """Dispositions Python sets at start that the bot must not inherit (a write past file_mb must raise SIGXFSZ)."""
 
@@ -146,14 +158,10 @@ class _FilterProgram(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
-def _become_the_bot(supervisor: int, channel: socket.socket, program: bytes, command: list[str]) -> None:
+def _become_the_bot(channel: socket.socket, program: bytes, command: list[str]) -> None:
     """In the child: load the filter that hands ``sysinfo`` to a listener, give the listener away, exec the bot."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    # The bot dies with its supervisor: without it, its sysinfo calls would never be answered.
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != supervisor:
-        os._exit(125)
     fprog = _FilterProgram(len(program) // 8, program)
     number = _SYS_SECCOMP.get(os.uname().machine, -1)
     listener = libc.syscall(ctypes.c_long(number), ctypes.c_long(_SECCOMP_SET_MODE_FILTER),
@@ -165,9 +173,35 @@ def _become_the_bot(supervisor: int, channel: socket.socket, program: bytes, com
     socket.send_fds(channel, [b"L"], [listener])
     os.close(listener)
     channel.close()
-    for signum in _PYTHON_IGNORES:
+    signal.set_wakeup_fd(-1)
+    for signum in (*_PYTHON_IGNORES, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     os.execv(command[0], command)
+
+
+def _keep_only_ptrace() -> None:
+    """As root: give up every capability but those that open and write another uid's memory, for good
+    (bounding set, no_new_privs).
+
+    Without root there is nothing to give up: the supervisor is the bot's own uid with no capability.
+    """
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as handle:
+        last = int(handle.read())
+    for cap in range(last + 1):
+        if cap not in _KEPT_CAPABILITIES and libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"cannot drop capability {cap}")
+    header = ctypes.create_string_buffer(struct.pack("=Ii", _CAPABILITY_VERSION_3, 0))
+    kept = sum(1 << cap for cap in _KEPT_CAPABILITIES)  # effective, permitted, inheritable; the high 32 bits: none
+    data = ctypes.create_string_buffer(struct.pack("=6I", kept, kept, 0, 0, 0, 0))
+    number = _SYS_CAPSET.get(os.uname().machine, -1)
+    if libc.syscall(ctypes.c_long(number), header, data) != 0:
+        raise OSError(ctypes.get_errno(), "cannot set the supervisor's capabilities")
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "cannot set no_new_privs")
 
 
 def _answer_one(listener: int, answer: bytes) -> None:
@@ -209,35 +243,60 @@ def _write_answer(listener: int, call: int, pid: int, address: int, answer: byte
 
 
 def _end_as(status: int) -> None:
-    """Leave as the bot left: its exit status, or killed by its signal."""
-    if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        if signum not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(signum, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
-        os.kill(os.getpid(), signum)
-        os._exit(128 + signum)
-    os._exit(os.waitstatus_to_exitcode(status))
+    """Leave as the bot left: its exit status, or 128 + its signal (a namespace's init cannot
+    send itself one), which bwrap reports for a process killed by a signal anyway."""
+    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.waitstatus_to_exitcode(status))
+
+
+def _reap(bot: int) -> None:
+    """Collect every child that has ended (orphans of the namespace come to its init); end with the bot."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid == bot:
+            _end_as(status)
+
+
+def _drain(fd: int) -> None:
+    """Empty a non-blocking pipe."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
 
 
 def main(argv: list[str]) -> None:
     program, answer, command = bytes.fromhex(argv[1]), bytes.fromhex(argv[2]), argv[3:]
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    supervisor = os.getpid()
+    # A child's end wakes the loop below: set before the fork, so not even a bot that ends at once is missed.
+    ended_read, ended_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(ended_write, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     child = os.fork()
     if child == 0:
         ours.close()
         try:
-            _become_the_bot(supervisor, theirs, program, command)
+            _become_the_bot(theirs, program, command)
         except BaseException as exc:  # noqa: BLE001 - any failure here must end the child, never run a second supervisor
             os.write(2, f"famiglia: the sandbox's sysinfo supervisor failed to start the bot: {exc}\n".encode())
         os._exit(127)
     theirs.close()
+    try:
+        _keep_only_ptrace()
+    except OSError as exc:  # never answer with more power than that: the seat ends
+        os.write(2, f"famiglia: the sandbox's sysinfo supervisor cannot drop its capabilities: {exc}\n".encode())
+        os._exit(125)
+    # Python handles SIGINT (KeyboardInterrupt): a handled signal is one a bot could send its
+    # namespace's init. Left to the default, the kernel keeps it away.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     # Not in the bot's folder: the supervisor reads no file there, and a look for the
     # processes working in it (famiglia check-bot's) finds the bot's own alone.
     os.chdir("/")
-    for signum in _STILL_ANSWERING:
-        signal.signal(signum, signal.SIG_IGN)
     listener = -1
     try:
         _, fds, _, _ = socket.recv_fds(ours, 1, 1)
@@ -245,16 +304,16 @@ def main(argv: list[str]) -> None:
     except OSError:
         pass
     ours.close()
-    ended = os.pidfd_open(child)
     poller = select.poll()
-    poller.register(ended, select.POLLIN)
+    poller.register(ended_read, select.POLLIN)
     if listener >= 0:
         poller.register(listener, select.POLLIN)
+    _reap(child)
     while True:
         for fd, events in poller.poll():
-            if fd == ended:
-                _, status = os.waitpid(child, 0)
-                _end_as(status)
+            if fd == ended_read:
+                _drain(ended_read)
+                _reap(child)
             elif events & select.POLLIN:
                 _answer_one(listener, answer)
             else:  # every process the filter covers has ended: no call will come

@@ -281,10 +281,10 @@ async def test_nothing_a_warm_bot_started_outlives_its_game(host: Path) -> None:
                 assert f"stray_spinner: game {game + 1}: previous helper gone" in first.stderr_text()
             for seat, spec in zip(seats, [passer, spinner, passer], strict=True):
                 pool.release(seat, spec)
-            # Right after the game: the sandbox's init, the seat's sysinfo supervisor and the bot
+            # Right after the game: the sandbox's init (the seat's sysinfo supervisor) and the bot
             # alone are alive below the chain.
             alive = [pid for pid in descendants(first.process.pid) if namespace_pid(pid) is not None]
-            assert sorted(namespace_pid(pid) for pid in alive) == [1, 2, 3], alive
+            assert sorted(namespace_pid(pid) for pid in alive) == [1, 2], alive
 
 
 # --- a referee that is not root: the user's own files ---------------------------------
