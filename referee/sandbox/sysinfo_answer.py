@@ -13,24 +13,23 @@ for their containers.
 The supervisor is this file, run by famiglia's own Python (``-I -S -c``, the
 standard library only) as a link of the launcher chain, inside the sandbox,
 after every namespace, limit and the level's filter are in place
-(``referee.sandbox.launch``). It is the init of the bot's PID namespace
-(pid 1: ``bwrap --as-pid-1``, in place of bwrap's own). With the referee
-running as root it runs before the drop to the bot's uid, as root with no
-capability but the two that let it write into the bot's memory
-(``CAP_SYS_PTRACE``, and ``CAP_DAC_OVERRIDE`` to open ``/proc/<pid>/mem``, the
-bot's file) and ``no_new_privs``; without root, as the user in the bot's user namespace, with
-none. It forks; the child
-loads a one-rule filter that sends ``sysinfo`` to a listener, passes the
-listener to its parent over a socket pair and becomes the rest of the chain:
-the bot, pid 2. The supervisor stays, the bot's parent, and answers each call:
-it writes the fixed figures into the caller's memory through
+(``referee.sandbox.launch``). It is the init of the bot's PID namespace (pid
+1: ``bwrap --as-pid-1``, in place of bwrap's own). With the referee running
+as root it runs before the drop to the bot's uid, as root with no capability
+but the two that let it write into the bot's memory (``CAP_SYS_PTRACE``, and
+``CAP_DAC_OVERRIDE`` to open ``/proc/<pid>/mem``, the bot's file) and
+``no_new_privs``; without root, as the user in the bot's user namespace, with
+none. It forks; the child loads a one-rule filter that sends ``sysinfo`` to a
+listener, passes the listener to its parent over a socket pair and becomes
+the rest of the chain: the bot, pid 2. The supervisor stays and answers each
+call: it writes the fixed figures into the caller's memory through
 ``/proc/<pid>/mem`` and lets the call return 0. As the namespace's init it
 also reaps the processes orphaned there, and when the bot ends it ends as the
-bot did (its exit status, or 128 + its signal, as bwrap reports a signal), and
-the namespace, with whatever the bot left, ends with it. Its
-figures: total and free memory the seat's bound (``memory_mb``, or the
-machine's total without one), no shared, buffered or swap memory, load 0, one
-process; only the uptime is the kernel's (any program reads it from its clock).
+bot did (its exit status, or 128 + its signal, as bwrap reports a signal),
+and the namespace, with whatever the bot left, ends with it. Its figures:
+total and free memory the seat's bound (``memory_mb``, or the machine's total
+without one), no shared, buffered or swap memory, load 0, one process; only
+the uptime is the kernel's (any program reads it from its clock).
 
 Why inside the sandbox and not in the referee: what a bot makes it do is the
 bot's own cost. It runs in the seat's control group (its CPU time and memory
@@ -38,18 +37,17 @@ are the seat's, frozen with it) and in its namespaces, so it sees no other
 seat. Why the init: the kernel keeps every signal sent from inside a PID
 namespace off its init unless the init handles it (SIGKILL and SIGSTOP never
 get through), and ``kill(-1, ...)`` spares it, so the bot cannot stop or kill
-it; the one signal it handles, SIGCHLD, only makes it reap. Why root as root:
-bwrap's monitor, whose death kills the sandbox through the init's
-parent-death signal, is root without capabilities, and such a process may
-not signal another uid; the bot, another uid, can neither signal nor trace
-it. It writes
-only where the caller pointed (an address the caller does not have fails
-with EFAULT, as from the kernel), and only after checking that the
-notification still stands, so a pid reused meanwhile gets nothing. One
-difference from the kernel: ``/proc/<pid>/mem`` writes as a debugger does, so
-an address in the caller's own read-only private memory gets the figures in
-a copy of its page rather than EFAULT; shared mappings (the system's files)
-are never written.
+it; the one signal it handles, SIGCHLD, only makes it reap. Why root, under a
+root referee: bwrap's monitor, whose death kills the sandbox through the
+init's parent-death signal, is root without capabilities, and such a process
+may not signal another uid; and the bot, another uid, can neither signal nor
+trace it. It writes only where the caller pointed (an address the caller
+does not have fails with EFAULT, as from the kernel), and only after checking
+that the notification still stands, so a pid reused meanwhile gets nothing.
+One difference from the kernel: ``/proc/<pid>/mem`` writes as a debugger
+does, so an address in the caller's own read-only private memory gets the
+figures in a copy of its page rather than EFAULT; shared mappings (the
+system's files) are never written.
 
 Every process of the bot's tree descends from the supervisor, so a kernel
 that lets a process trace only its descendants (Yama's ``ptrace_scope`` 1)

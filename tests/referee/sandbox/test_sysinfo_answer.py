@@ -4,7 +4,7 @@ Each test starts a real bot as the referee starts one, at ``standard`` and
 ``strict``: what programs read through ``sysinfo`` (the C library's
 ``sysconf(_SC_PHYS_PAGES)``, Python's ``os.sysconf``) is the seat's memory
 bound, and what a hostile bot does to its supervisor (bad addresses, a flood
-of calls, killing it) costs only itself. The writer/reader pair that shows
+of calls, signals) costs only itself. The writer/reader pair that shows
 sysinfo carries no bit between seats is in test_seat_channels.py.
 """
 
