@@ -33,7 +33,7 @@ from ladder.sessions import SESSION_DAYS, close_session, open_session, replace_t
 from ladder.store import GameRow, RateLimited
 from ladder.views import entrant_view, game_views, standings
 from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, register
-from ladder.web.charts import rating_chart
+from ladder.web.charts import MOST_POINTS, rating_chart
 from ladder.web.feed import feed_key
 from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
 from ladder.web.site import PAGE_HEADERS, not_found, page, site
@@ -64,7 +64,7 @@ async def leaderboard(request: Request) -> Response:
 async def entrant(request: Request) -> Response:
     store = site(request).store
     name = request.path_params["name"]
-    view = entrant_view(store, name, owner=owns(request, name))
+    view = entrant_view(store, name, owner=owns(request, name), chart_points=MOST_POINTS)
     if view is None:
         return not_found(request)
     reports = {}
