@@ -35,7 +35,7 @@ from ladder.fixed_keys import keep_fixed_keys
 from ladder.health import HealthRule
 from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
 from ladder.seasons import SeasonBook
-from ladder.store import EntrantRow, LadderStore
+from ladder.store import EntrantRow, LadderStore, fit_input
 from ladder.submissions import Verdict, check_submission, ready_bot, upload_path
 from ladder.views import FitStanding, fit_standings
 from protocol.untrusted import terminal_text
@@ -48,10 +48,13 @@ from tournaments.hosting.executors.inprocess import InProcessExecutor
 from tournaments.hosting.faults import MACHINE_FAULTS, NotPlayed, RefereeFailed, failure_of
 from tournaments.hosting.settings import referee_settings
 
-__all__ = ["Ladder", "ScheduledFit", "competition_name"]
+__all__ = ["FIT_REST", "Ladder", "ScheduledFit", "competition_name"]
 
 _IDLE_S = 0.5
 """How long a player waits before looking again when there is nothing to play (too few active versions)."""
+FIT_REST = 3.0
+"""After a scheduled fit, the refitter waits this many times as long as the fit took: fits take at most a
+quarter of one core (bench/ladder_scale.py: a fit of two million games takes a minute or more)."""
 _BOTS_LOOK_S = 2.0
 """How often the bots' keeper looks for versions made active or stopped from outside (the CLI's lift, retire)."""
 
@@ -320,11 +323,15 @@ class Ladder:
         while True:
             self._since_fit = 0
             self._fit_due = trio.Event()
-            rows, versions = self.store.games(limit=-1), self.store.versions()
+            started = trio.current_time()
             fitted = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+            rows, versions = await trio.to_thread.run_sync(fit_input, self.paths.db)  # seconds on a large ladder
             if rows:
                 ranked = await trio.to_thread.run_sync(fit_standings, rows, versions)
                 self.fit = ScheduledFit(rows=ranked, fitted=fitted, games=len(rows))
+            # A fit of a large ladder takes longer than fit_every games: rest a multiple of its time, so
+            # that refitting takes at most a share of one core, however fast the games come in.
+            await trio.sleep((trio.current_time() - started) * FIT_REST)
             await self._fit_due.wait()
 
     # --- the whole -----------------------------------------------------------------
