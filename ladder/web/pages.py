@@ -36,6 +36,7 @@ from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, regis
 from ladder.web.charts import MOST_POINTS, rating_chart
 from ladder.web.feed import feed_key
 from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
+from ladder.web.look import band_scale
 from ladder.web.site import PAGE_HEADERS, not_found, page, site
 from ladder.web.uploads import Refused, archive_of_form, receive_upload
 
@@ -44,18 +45,38 @@ __all__ = ["routes"]
 _GAME_PAGE = re.compile(r"game-(\d{1,12})(?:\.seat-(\d))?\.html")
 
 
+BOARD_PAGE_ROWS = 100
+"""Rows of the leaderboard on one page (``/?page=N`` for the next ones): a contest's 2,000 entrants on one page
+took longer to render than the board takes to read, and a phone a megabyte and a half to show. The API's
+standings hold every row."""
+
+
 async def leaderboard(request: Request) -> Response:
     ladder = site(request).ladder
     store = ladder.store
+    try:
+        number = _number(request.query_params.get("page")) or 1
+    except ValueError:
+        said = "page takes a number: /?page=2"
+        return page(request, "message.html.j2", 400, title="Not a number", message=said)
+    rows = standings(store, ladder.fit.rows if ladder.fit else None)
+    pages = max(1, -(-len(rows) // BOARD_PAGE_ROWS))
+    if number > pages:
+        return not_found(request)
+    first = (number - 1) * BOARD_PAGE_ROWS
     return page(
         request,
         "leaderboard.html.j2",
         title="Leaderboard",
-        rows=standings(store, ladder.fit.rows if ladder.fit else None),
+        rows=rows[first : first + BOARD_PAGE_ROWS],
+        scale=band_scale(rows),  # of every row: a band means the same on every page
+        board_page=number,
+        board_pages=pages,
+        first_row=first + 1,
         fit=ladder.fit,
         counts=store.counts(),
         paused=store.paused(),
-        entrants=len(store.entrants()),
+        entrants=len(rows),  # every entrant has a row
         season=ladder.seasons.current(),
         closed=ladder.season_closed(),
     )
