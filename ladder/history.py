@@ -84,18 +84,19 @@ def rating_histories(store: LadderStore, entrant: str, most: int | None = None) 
     for version, number, state, played in versions:
         if not played:
             continue
-        wanted = sample_indices(played, most)
-        # The sample's game numbers picked inside SQLite, from the seats' (version, game) index: only the
-        # kept steps' rows are read, and no list of every game is made in Python.
+        # Every game number from the seats' (version, game) index alone (faster than numbering them in SQL),
+        # then only the kept steps' rows.
+        games = [
+            row[0] for row in store.db.execute("SELECT game FROM seat WHERE version = ? ORDER BY game", (version,))
+        ]
+        kept = [games[i] for i in sample_indices(len(games), most)]
         rows = store.db.execute(
-            "SELECT s.game, g.finished, s.mu_after, s.sigma_after FROM ("
-            "SELECT game, row_number() OVER (ORDER BY game) - 1 AS i FROM seat WHERE version = ?"
-            f") n JOIN seat s ON s.version = ? AND s.game = n.game JOIN game g ON g.id = s.game "
-            f"WHERE n.i IN ({', '.join('?' * len(wanted))}) ORDER BY s.game",
-            (version, version, *wanted),
+            "SELECT s.game, g.finished, s.mu_after, s.sigma_after FROM seat s JOIN game g ON g.id = s.game "
+            f"WHERE s.version = ? AND s.game IN ({', '.join('?' * len(kept))}) ORDER BY s.game",
+            (version, *kept),
         )
         steps = [_step(game, finished, mu, sigma) for game, finished, mu, sigma in rows]
-        histories.append(VersionRatings(number=number, state=state, steps=steps, sampled_from=played))
+        histories.append(VersionRatings(number=number, state=state, steps=steps, sampled_from=len(games)))
     return histories
 
 

@@ -82,6 +82,10 @@ async def leaderboard(request: Request) -> Response:
     )
 
 
+MATCHUP_ROWS = 100
+"""Opponents in an entrant page's matchup table: those it shared the most games with."""
+
+
 async def entrant(request: Request) -> Response:
     store = site(request).store
     name = request.path_params["name"]
@@ -93,6 +97,11 @@ async def entrant(request: Request) -> Response:
         for version in store.versions(entrant=name):
             if version.state == "rejected" and (text := store.report(version.id)):
                 reports[version.number] = msgspec.json.decode(text)
+    # The opponents it shared most games with, in name order: an entrant of a large contest met thousands,
+    # a table of them all took longer to render than the rest of the page (the API lists every one).
+    most = sorted(view.matchups, key=lambda m: -m.games)[:MATCHUP_ROWS]
+    shown_names = {m.opponent for m in most}
+    shown_matchups = [m for m in view.matchups if m.opponent in shown_names]
     ladder = site(request).ladder
     board = site(request).board()
     ranked = [row for row in board if row.rank is not None]  # every entrant has a row; the playing ones a rank
@@ -105,8 +114,10 @@ async def entrant(request: Request) -> Response:
         standing=next((row for row in ranked if row.entrant == name), None),
         board_size=len(ranked),
         chart=rating_chart(view.ratings),
+        matchups=shown_matchups,
+        matchups_left=len(view.matchups) - len(shown_matchups),
         matchup_versions=sorted({m.version for m in view.version_matchups}, reverse=True),
-        matchup_cells={(m.version, m.opponent): m for m in view.version_matchups},
+        matchup_cells={(m.version, m.opponent): m for m in view.version_matchups if m.opponent in shown_names},
         reports=reports,
         opponents=opponents,
         challenge_sizes=[size - 1 for size in ladder.config.table_sizes],

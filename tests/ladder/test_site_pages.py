@@ -185,3 +185,24 @@ async def test_a_large_board_is_shown_a_page_of_rows_at_a_time_with_every_row_in
         assert (await http.get("/?page=4")).status_code == 404
         refused = await http.get("/?page=two")
         assert refused.status_code == 400 and "page takes a number" in refused.text
+
+
+async def test_an_entrant_page_lists_the_opponents_it_met_most_and_says_how_many_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ladder.views import entrant_view
+    from ladder.web import pages
+
+    monkeypatch.setattr(pages, "MATCHUP_ROWS", 2)
+    async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
+        seed_history(server.ladder.store)
+        view = entrant_view(server.ladder.store, "ann", owner=False)
+        assert view is not None and len(view.matchups) > 2
+        most = sorted(view.matchups, key=lambda m: -m.games)[:2]
+        text = (await http.get("/entrants/ann")).text
+        table = text.split('<table id="matchups"', 1)[1].split("</table>", 1)[0]
+        listed = re.findall(r'<tr><td><a href="/entrants/([^"]+)">', table)
+        assert listed == sorted(m.opponent for m in most)  # the two met most, in name order
+        assert f"{len(view.matchups) - 2} more opponent" in text and 'href="/api/entrants/ann"' in text
+        every = (await http.get("/api/entrants/ann")).json()["matchups"]
+        assert [m["opponent"] for m in every] == [m.opponent for m in view.matchups]  # the API lists every one

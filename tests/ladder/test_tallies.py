@@ -170,6 +170,8 @@ def test_the_entrant_page_chart_is_drawn_from_its_sample_as_from_every_step(tmp_
     api = entrant_view(store, "ann", owner=False)
     assert page is not None and api is not None and len(api.ratings[0].steps) == every[0].games
     assert rating_chart(page.ratings) == rating_chart(api.ratings)
+    assert page.rating_history == [round(step.mu, 2) for step in sampled[0].steps]  # the page's own sample
+    assert api.rating_history == [round(step.mu, 2) for step in every[0].steps]
 
 
 def test_a_short_history_is_read_whole_either_way(played: LadderStore) -> None:
@@ -177,6 +179,10 @@ def test_a_short_history_is_read_whole_either_way(played: LadderStore) -> None:
         every = rating_histories(played, name)
         sampled = rating_histories(played, name, MOST_POINTS)
         assert [(h.number, h.state, h.steps) for h in sampled] == [(h.number, h.state, h.steps) for h in every]
+        page = entrant_view(played, name, owner=True, chart_points=MOST_POINTS)
+        api = entrant_view(played, name, owner=True)
+        assert page is not None and api is not None
+        assert page.rating_history == api.rating_history and page.matchups == api.matchups
 
 
 def test_a_store_made_before_the_tallies_is_counted_at_open(tmp_path: Path) -> None:
