@@ -60,9 +60,18 @@ async def live_standings(request: Request) -> Response:
 
 
 async def fitted_standings(request: Request) -> Response:
-    store = site(request).store
-    rows, versions = await trio.to_thread.run_sync(fit_input, store.path)  # seconds at scale: not on the Trio thread
-    return json(await trio.to_thread.run_sync(fit_standings, rows, versions))
+    """The fit of every finished game, made for this request, or the one made for an earlier request while no
+    game finished since: a fit of a large ladder takes a minute of CPU, and anyone may ask. One is made at
+    a time; the requests that come meanwhile wait for it and are answered with it."""
+    shared = site(request)
+    async with shared.fit_turn:
+        done = shared.store.counts().get("done", 0)
+        if shared.fit_answer is None or shared.fit_answer[0] != done:
+            # Read and fitted in worker threads, on a connection of their own: seconds, then a minute, at scale.
+            rows, versions = await trio.to_thread.run_sync(fit_input, shared.store.path)
+            fitted = await trio.to_thread.run_sync(fit_standings, rows, versions)
+            shared.fit_answer = (len(rows), msgspec.json.encode(fitted))
+        return json(msgspec.Raw(shared.fit_answer[1]))
 
 
 async def entrant(request: Request) -> Response:
