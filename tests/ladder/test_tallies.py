@@ -225,3 +225,10 @@ def test_a_second_open_of_a_migrated_store_changes_nothing(played: LadderStore) 
     other = LadderStore(played.path)
     assert (other.counts(), [v.games for v in other.versions()], other.matchups("ann")) == before
     other.close()
+
+
+def test_matchmaking_weighs_the_active_versions_with_the_numbers_of_their_rows(played: LadderStore) -> None:
+    from ladder.matchmaking import Candidate
+
+    slow = [Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in played.versions(states=("active",))]
+    assert played.candidates() == slow and len(slow) == len(NAMES)
