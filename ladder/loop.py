@@ -336,20 +336,26 @@ class Ladder:
     # --- the whole -----------------------------------------------------------------
 
     async def _restore(self) -> None:
-        make_private_dirs(self.paths.replays)
-        self._put_back_running()  # left running by a server that was killed
+        """The active versions' bots made ready, then the submissions left unchecked queued again."""
         await self._ready_bots()  # before any player looks: a pending game's seats must find their bots
         for version in self.store.versions(states=("queued", "checking")):
             self.enqueue(version.id)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Restore, then check submissions and play games until cancelled (or ``stop_after`` games)."""
-        await self._restore()
+        """Restore, then check submissions and play games until cancelled (or ``stop_after`` games).
+
+        Started (the web server may serve) once the store is whole again, before the bots are readied: at
+        2,000 active versions that takes a minute of CPU (bench/ladder_scale.py), which the games wait for
+        and the pages need not. Until then a challenge is refused as if no version played yet.
+        """
+        make_private_dirs(self.paths.replays)
+        self._put_back_running()  # left running by a server that was killed
         with trio.CancelScope() as done:
             try:
                 # Every game in play, and its bots, stopped when the executor's block ends.
                 async with self.executor.open(self.competition()), trio.open_nursery() as nursery:
                     task_status.started()
+                    await self._restore()
                     for _ in range(self.config.checks_at_once):
                         nursery.start_soon(self._check_submissions)
                     nursery.start_soon(self._keep_bots)
