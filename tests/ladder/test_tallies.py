@@ -232,3 +232,54 @@ def test_matchmaking_weighs_the_active_versions_with_the_numbers_of_their_rows(p
 
     slow = [Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in played.versions(states=("active",))]
     assert played.candidates() == slow and len(slow) == len(NAMES)
+
+
+def _made_before_the_tallies(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(
+        "DROP TRIGGER seat_tally_insert; DROP TRIGGER game_tally_insert; DROP TRIGGER game_tally_state; "
+        "DROP TABLE game_tally; DROP TABLE version_matchup; ALTER TABLE version DROP COLUMN games;"
+    )
+    db.close()
+
+
+def test_a_migration_that_fails_half_way_leaves_the_old_store_whole_and_the_next_open_migrates_it(
+    played: LadderStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server killed (or failing) while counting: one transaction, so nothing of it stays, and no count is
+    ever kept without the triggers that keep it current."""
+    import ladder.tallies
+
+    counts, games = played.counts(), [v.games for v in played.versions()]
+    played.close()
+    _made_before_the_tallies(played.path)
+    monkeypatch.setattr(ladder.tallies, "_TRIGGERS", (*ladder.tallies._TRIGGERS[:-1], "CREATE TRIGGER broken"))
+    with pytest.raises(ValueError, match="cannot use as a ladder store"):
+        LadderStore(played.path)
+    db = sqlite3.connect(played.path)
+    assert "games" not in {row[1] for row in db.execute("PRAGMA table_info(version)")}
+    assert db.execute("SELECT name FROM sqlite_master WHERE name IN ('game_tally', 'version_matchup')").fetchall() == []
+    db.close()
+    monkeypatch.undo()
+    again = LadderStore(played.path)
+    assert again.counts() == counts and [v.games for v in again.versions()] == games
+
+
+def test_two_processes_opening_an_old_store_at_once_count_it_once(played: LadderStore) -> None:
+    """The server and a command (add-entrant) opening a store made before the tallies at the same moment."""
+    import threading
+
+    counts, games, matchups = played.counts(), [v.games for v in played.versions()], played.matchups("ann")
+    played.close()
+    _made_before_the_tallies(played.path)
+    opened: list[LadderStore] = []
+    openers = [threading.Thread(target=lambda: opened.append(LadderStore(played.path))) for _ in range(2)]
+    for opener in openers:
+        opener.start()
+    for opener in openers:
+        opener.join()
+    assert len(opened) == 2
+    for store in opened:
+        assert store.counts() == counts and [v.games for v in store.versions()] == games
+        assert store.matchups("ann") == matchups
+        store.close()
