@@ -52,6 +52,9 @@ GameRowState = Literal["pending", "running", "done", "failed", "cancelled"]
 RatedSeats = tuple[list[int], list[int]]
 """A finished game as a fit reads it: its seats' version ids and their ranks, seat by seat."""
 
+_GAMES_A_QUERY = 10_000
+"""Games whose seats ``games`` reads in one statement (each game is one of SQLite's variables)."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -740,13 +743,15 @@ class LadderStore:
             [*args, limit],
         ).fetchall()
         seats: dict[int, list[SeatRow]] = {}
-        if rows:
-            marks = ", ".join("?" * len(rows))
+        # The games' seats, a bounded number of games at a time: SQLite takes at most 32,766 variables in a
+        # statement, and with limit=-1 a ladder of more games failed here ("too many SQL variables").
+        for start in range(0, len(rows), _GAMES_A_QUERY):
+            chunk = [row[0] for row in rows[start : start + _GAMES_A_QUERY]]
             for g, seat, version, name, number, rank, score, term, reason in self.db.execute(
                 "SELECT s.game, s.seat, s.version, e.name, v.number, s.rank, s.score, s.termination, s.reason "
                 "FROM seat s JOIN version v ON v.id = s.version JOIN entrant e ON e.id = v.entrant "
-                f"WHERE s.game IN ({marks}) ORDER BY s.game, s.seat",
-                [row[0] for row in rows],
+                f"WHERE s.game IN ({', '.join('?' * len(chunk))}) ORDER BY s.game, s.seat",
+                chunk,
             ):
                 seats.setdefault(g, []).append(
                     SeatRow(

@@ -283,3 +283,29 @@ def test_two_processes_opening_an_old_store_at_once_count_it_once(played: Ladder
         assert store.counts() == counts and [v.games for v in store.versions()] == games
         assert store.matchups("ann") == matchups
         store.close()
+
+
+def test_every_game_is_read_past_sqlites_limit_of_variables(tmp_path: Path) -> None:
+    """A ladder of more than 32,766 finished games: ``games(limit=-1)`` (and so, before, the scheduled fit at
+    every start, the fit API and ``famiglia ladder standings``) failed with "too many SQL variables"."""
+    store = LadderStore(tmp_path / "ladder.sqlite")
+    ann, bob = (accept(store, store.add_entrant(n, new_token()), n) for n in ("ann", "bob"))
+    count = 33_000
+    with store.transaction():  # written as finish writes them, in bulk: 33,000 games through it take minutes
+        store.db.execute("INSERT INTO tables (id, seed, members) VALUES (1, 1, ?)", (f"[{ann},{bob}]",))
+        store.db.executemany(
+            "INSERT INTO game (id, table_id, seating, state, finished) VALUES (?, 1, ?, 'done', '2026-01-01')",
+            [(game, f"[{ann},{bob}]") for game in range(1, count + 1)],
+        )
+        store.db.executemany(
+            "INSERT INTO seat VALUES (?, ?, ?, ?, 0, NULL, NULL, 25.0, 8.0)",
+            [
+                (game, seat, version, 1 + (seat + game) % 2)
+                for game in range(1, count + 1)
+                for seat, version in enumerate((ann, bob))
+            ],
+        )
+    rows = store.games(limit=-1)
+    assert len(rows) == count and all(len(row.seats) == 2 for row in rows)
+    assert [([s.version for s in row.seats], [s.rank for s in row.seats]) for row in rows] == store.rated_games()
+    assert store.version(ann).games == count
