@@ -314,8 +314,10 @@ class Ladder:
     async def _refitter(self) -> None:
         """Refit whenever ``fit_every`` games finished since the last fit, and once at start.
 
-        The fit is CPU-bound and grows with the ladder: it runs in a worker thread on rows read here
-        beforehand (the store's connection stays on the Trio thread), so pages are served meanwhile.
+        The fit is CPU-bound and grows with the ladder: its games are read and fitted in worker threads, on
+        a connection of their own (the store's stays on the Trio thread), so pages are served meanwhile. A
+        fit that fails (it diverged, or ran out of memory) is said in one line and the board keeps the last
+        one: the games and pages go on, and the next due fit tries again.
         """
         if not self.config.rating.fit_every:
             return
@@ -326,8 +328,14 @@ class Ladder:
             fitted = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
             rows, versions = await trio.to_thread.run_sync(fit_input, self.paths.db)  # seconds on a large ladder
             if rows:
-                ranked = await trio.to_thread.run_sync(fit_standings, rows, versions)
-                self.fit = ScheduledFit(rows=ranked, fitted=fitted, games=len(rows))
+                try:
+                    ranked = await trio.to_thread.run_sync(fit_standings, rows, versions)
+                except (ValueError, ArithmeticError, MemoryError) as exc:  # numpy's and scipy's errors among them
+                    print(
+                        f"the scheduled fit of {len(rows)} games failed ({type(exc).__name__}: {exc}); the board keeps the last one"
+                    )
+                else:
+                    self.fit = ScheduledFit(rows=ranked, fitted=fitted, games=len(rows))
             # A fit of a large ladder takes longer than fit_every games: rest a multiple of its time, so
             # that refitting takes at most a share of one core, however fast the games come in.
             await trio.sleep((trio.current_time() - started) * FIT_REST)

@@ -69,7 +69,10 @@ async def fitted_standings(request: Request) -> Response:
         if shared.fit_answer is None or shared.fit_answer[0] != done:
             # Read and fitted in worker threads, on a connection of their own: seconds, then a minute, at scale.
             rows, versions = await trio.to_thread.run_sync(fit_input, shared.store.path)
-            fitted = await trio.to_thread.run_sync(fit_standings, rows, versions)
+            try:
+                fitted = await trio.to_thread.run_sync(fit_standings, rows, versions)
+            except (ValueError, ArithmeticError, MemoryError) as exc:  # numpy's and scipy's errors among them
+                return error(f"the fit of {len(rows)} games failed ({type(exc).__name__}); /api/standings ranks", 503)
             shared.fit_answer = (len(rows), msgspec.json.encode(fitted))
         return json(msgspec.Raw(shared.fit_answer[1]))
 
