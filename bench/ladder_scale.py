@@ -482,9 +482,18 @@ def fit(config: Path) -> float:
     started = time.perf_counter()
     rows, versions = fit_input(paths.db)
     read = time.perf_counter() - started
-    ranked = fit_standings(rows, versions)
+    used = time.process_time()
+    try:
+        ranked = fit_standings(rows, versions)
+    except (ValueError, ArithmeticError) as exc:  # what the refitter survives (ladder.loop)
+        print(
+            f"fit: {len(rows):,} games read in {read:.1f} s; the fit FAILED after {time.perf_counter() - started - read:.1f} s "
+            f"({time.process_time() - used:.1f} s of CPU): {type(exc).__name__}: {exc}"
+        )
+        return math.nan
+    finally:
+        store.close()
     total = time.perf_counter() - started
-    store.close()
     every = load_ladder(config).rating.fit_every
     print(
         f"fit: {len(rows):,} games read in {read:.1f} s, {len(ranked)} versions fitted in {total - read:.1f} s: "
