@@ -404,6 +404,7 @@ async def measure_app(config: Path, reps: int) -> dict[str, float]:
             page = f"entrant page of the {label} entrant ({name})"
             figures[f"entrant {label}"] = await get(page, f"/entrants/{name}", 200)
             await get(f"API /api/entrants of the {label} entrant", f"/api/entrants/{name}", 200)
+    ladder.store.set_paused(False)  # a --reuse of a folder whose restarts paused it
     active = ladder.store.versions(states=("active",))
     ladder.bots = {v.id: BotSpec(name=v.entrant, command=["true"], cwd=".") for v in active}
 
