@@ -305,7 +305,7 @@ def standings_command(ladder: Annotated[Path, typer.Argument(help="the ladder fi
 
     with user_errors():
         store = _store(ladder)
-        rows = fit_standings(store.games(limit=-1), store.versions())
+        rows = fit_standings(store.rated_games(), store.versions())
     if not rows:
         console.print("no games played yet", highlight=False)
         return

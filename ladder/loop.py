@@ -33,10 +33,10 @@ from ladder.config import LadderConfig, LadderPaths
 from ladder.final import closed_line, run_season
 from ladder.fixed_keys import keep_fixed_keys
 from ladder.health import FAULTS, HealthRule
-from ladder.matchmaking import Candidate, choose_table, table_seatings, table_size
+from ladder.matchmaking import choose_table, table_seatings, table_size
 from ladder.seasons import SeasonBook
 from ladder.shares import ShareBook, seat_seconds
-from ladder.store import EntrantRow, LadderStore
+from ladder.store import EntrantRow, LadderStore, fit_input
 from ladder.submissions import Verdict, check_submission, ready_bot, upload_path
 from ladder.views import FitStanding, fit_standings
 from protocol.untrusted import terminal_text
@@ -49,10 +49,13 @@ from tournaments.hosting.executors.inprocess import InProcessExecutor
 from tournaments.hosting.faults import MACHINE_FAULTS, NotPlayed, RefereeFailed, failure_of
 from tournaments.hosting.settings import referee_settings
 
-__all__ = ["Ladder", "ScheduledFit", "competition_name"]
+__all__ = ["FIT_REST", "Ladder", "ScheduledFit", "competition_name"]
 
 _IDLE_S = 0.5
 """How long a player waits before looking again when there is nothing to play (too few active versions)."""
+FIT_REST = 3.0
+"""After a scheduled fit, the refitter waits this many times as long as the fit took: fits take at most a
+quarter of one core (bench/ladder_scale.py: a fit of two million games takes a minute or more)."""
 _BOTS_LOOK_S = 2.0
 """How often the bots' keeper looks for versions made active or stopped from outside (the CLI's lift, retire)."""
 
@@ -220,10 +223,9 @@ class Ladder:
         """
         if self.store.paused() or self.season_closed() is not None:
             return None  # a closed season's tables stop: its final plays the frozen versions instead
-        active = [v for v in self.store.versions(states=("active",)) if v.id in self.bots]
-        owners = {v.id: v.entrant for v in active}
+        owners = {version: name for version, name in self.store.active_owners().items() if version in self.bots}
         entrants, slots = len(set(owners.values())), self.config.concurrency
-        size = table_size(self.config.table_sizes, len(active), self._tables)
+        size = table_size(self.config.table_sizes, len(owners), self._tables)
 
         def choose(pending: list[tuple[int, list[int]]]) -> int | None:
             """The pending game to play: the first within every entrant's shares (or no longer playable, to be
@@ -257,9 +259,7 @@ class Ladder:
             return None
         self._tables += 1
         seatable = set(self.shares.seatable(owners, size, slots))
-        candidates = [
-            Candidate(version=v.id, games=v.games, mu=v.mu, sigma=v.sigma) for v in active if v.id in seatable
-        ]
+        candidates = [c for c in self.store.candidates() if c.version in owners and c.version in seatable]
         members = choose_table(candidates, size, self._rng)
         table = self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))
         return self.store.start_next(lambda pending: next(i for i, (t, _) in enumerate(pending) if t == table))
@@ -358,38 +358,56 @@ class Ladder:
     async def _refitter(self) -> None:
         """Refit whenever ``fit_every`` games finished since the last fit, and once at start.
 
-        The fit is CPU-bound and grows with the ladder: it runs in a worker thread on rows read here
-        beforehand (the store's connection stays on the Trio thread), so pages are served meanwhile.
+        The fit is CPU-bound and grows with the ladder: its games are read and fitted in worker threads, on
+        a connection of their own (the store's stays on the Trio thread), so pages are served meanwhile. A
+        fit that fails (it diverged, or ran out of memory) is said in one line and the board keeps the last
+        one: the games and pages go on, and the next due fit tries again.
         """
         if not self.config.rating.fit_every:
             return
         while True:
             self._since_fit = 0
             self._fit_due = trio.Event()
-            rows, versions = self.store.games(limit=-1), self.store.versions()
+            started = trio.current_time()
             fitted = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+            rows, versions = await trio.to_thread.run_sync(fit_input, self.paths.db)  # seconds on a large ladder
             if rows:
-                ranked = await trio.to_thread.run_sync(fit_standings, rows, versions)
-                self.fit = ScheduledFit(rows=ranked, fitted=fitted, games=len(rows))
+                try:
+                    ranked = await trio.to_thread.run_sync(fit_standings, rows, versions)
+                except (ValueError, ArithmeticError, MemoryError) as exc:  # numpy's and scipy's errors among them
+                    print(
+                        f"the scheduled fit of {len(rows)} games failed ({type(exc).__name__}: {exc}); the board keeps the last one"
+                    )
+                else:
+                    self.fit = ScheduledFit(rows=ranked, fitted=fitted, games=len(rows))
+            # A fit of a large ladder takes longer than fit_every games: rest a multiple of its time, so
+            # that refitting takes at most a share of one core, however fast the games come in.
+            await trio.sleep((trio.current_time() - started) * FIT_REST)
             await self._fit_due.wait()
 
     # --- the whole -----------------------------------------------------------------
 
     async def _restore(self) -> None:
-        make_private_dirs(self.paths.replays)
-        self._put_back_running()  # left running by a server that was killed
+        """The active versions' bots made ready, then the submissions left unchecked queued again."""
         await self._ready_bots()  # before any player looks: a pending game's seats must find their bots
         for version in self.store.versions(states=("queued", "checking")):
             self.enqueue(version.id)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Restore, then check submissions and play games until cancelled (or ``stop_after`` games)."""
-        await self._restore()
+        """Restore, then check submissions and play games until cancelled (or ``stop_after`` games).
+
+        Started (the web server may serve) once the store is whole again, before the bots are readied: at
+        2,000 active versions that takes a minute of CPU (bench/ladder_scale.py), which the games wait for
+        and the pages need not. Until then a challenge is refused as if no version played yet.
+        """
+        make_private_dirs(self.paths.replays)
+        self._put_back_running()  # left running by a server that was killed
         with trio.CancelScope() as done:
             try:
                 # Every game in play, and its bots, stopped when the executor's block ends.
                 async with self.executor.open(self.competition()), trio.open_nursery() as nursery:
                     task_status.started()
+                    await self._restore()
                     for _ in range(self.config.checks_at_once):
                         nursery.start_soon(self._check_submissions)
                     nursery.start_soon(self._keep_bots)

@@ -20,11 +20,13 @@ import secrets
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from ladder.health import FAULTS, HealthRule, Suspension, count_faults, judge, migrate_health
+from ladder.matchmaking import Candidate
+from ladder.tallies import game_counts, migrate_tallies
 from tournaments.hosting.storage import Transaction, open_private_database, tighten_database
 
 if TYPE_CHECKING:
@@ -36,16 +38,23 @@ __all__ = [
     "GameRow",
     "LadderStore",
     "RateLimited",
+    "RatedSeats",
     "SeatRow",
     "Unknown",
     "VersionRow",
     "VersionState",
+    "fit_input",
     "hash_token",
     "new_token",
 ]
 
 VersionState = Literal["queued", "checking", "rejected", "active", "suspended", "retired"]
 GameRowState = Literal["pending", "running", "done", "failed", "cancelled"]
+RatedSeats = tuple[list[int], list[int]]
+"""A finished game as a fit reads it: its seats' version ids and their ranks, seat by seat."""
+
+_GAMES_A_QUERY = 10_000
+"""Games whose seats ``games`` reads in one statement (each game is one of SQLite's variables)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder (
@@ -98,6 +107,7 @@ CREATE TABLE IF NOT EXISTS game (
     error TEXT
 );
 CREATE INDEX IF NOT EXISTS game_state ON game(state);
+CREATE INDEX IF NOT EXISTS game_table ON game(table_id);
 CREATE TABLE IF NOT EXISTS seat (
     game INTEGER NOT NULL REFERENCES game(id),
     seat INTEGER NOT NULL,
@@ -253,10 +263,19 @@ class LadderStore:
             self.db.executescript(_SCHEMA)
             _add_missing_columns(self.db)
             migrate_health(self.db)
+            migrate_tallies(self.db)
             self.db.execute("INSERT OR IGNORE INTO ladder VALUES (1, ?, ?)", (secrets.token_bytes(32), _now()))
             tighten_database(path)
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"{path}: cannot use as a ladder store: {exc}") from None
+
+    @classmethod
+    def reader(cls, path: Path) -> LadderStore:
+        """Another connection to a store already open (made whole, migrated) elsewhere, for reading in a
+        worker thread: no migrations, nothing written."""
+        store = cls.__new__(cls)
+        store.path, store.db = path, open_private_database(path)
+        return store
 
     def close(self) -> None:
         self.db.close()
@@ -343,27 +362,29 @@ class LadderStore:
         return self.version(cursor.lastrowid)
 
     _VERSION_SELECT = (
-        "SELECT v.id, e.name, v.number, v.digest, v.state, v.reason, v.submitted, v.mu, v.sigma, "
-        "(SELECT COUNT(*) FROM seat s JOIN game g ON g.id = s.game WHERE s.version = v.id AND g.state = 'done'), "
+        # v.games is kept by the store's triggers (ladder.tallies): counting seats here cost seconds at scale
+        "SELECT v.id, e.name, v.number, v.digest, v.state, v.reason, v.submitted, v.mu, v.sigma, v.games, "
         "v.suspension FROM version v JOIN entrant e ON e.id = v.entrant "
     )
 
     @staticmethod
-    def _version_row(row: tuple[object, ...]) -> VersionRow:
-        keys = (
-            "id",
-            "entrant",
-            "number",
-            "digest",
-            "state",
-            "reason",
-            "submitted",
-            "mu",
-            "sigma",
-            "games",
-            "suspension",
+    def _version_row(row: tuple[Any, ...]) -> VersionRow:
+        # Built directly from the columns of _VERSION_SELECT, in its order: the store's own values, of the
+        # types it wrote, so no conversion (msgspec.convert of every row was a third of the board's time).
+        (id_, entrant, number, digest, state, reason, submitted, mu, sigma, games, suspension) = row
+        return VersionRow(
+            id=id_,
+            entrant=entrant,
+            number=number,
+            digest=digest,
+            state=state,
+            reason=reason,
+            submitted=submitted,
+            mu=mu,
+            sigma=sigma,
+            games=games,
+            suspension=suspension,
         )
-        return msgspec.convert(dict(zip(keys, row, strict=True)), VersionRow)
 
     def version(self, version_id: int) -> VersionRow:
         row = self.db.execute(self._VERSION_SELECT + "WHERE v.id = ?", (version_id,)).fetchone()
@@ -382,6 +403,19 @@ class LadderStore:
             args.extend(states)
         rows = self.db.execute(self._VERSION_SELECT + f"WHERE {' AND '.join(where)} ORDER BY v.id", args)
         return [self._version_row(row) for row in rows]
+
+    def candidates(self) -> list[Candidate]:
+        """The active versions as matchmaking weighs them, by id: only the four numbers it reads, which at
+        2,000 active versions take half the time of their whole rows (``versions``)."""
+        rows = self.db.execute("SELECT id, games, mu, sigma FROM version WHERE state = 'active' ORDER BY id")
+        return [Candidate(version=v, games=n, mu=mu, sigma=sigma) for v, n, mu, sigma in rows]
+
+    def active_owners(self) -> dict[int, str]:
+        """Each active version's entrant, by version id: whose share of the ladder a version's games count in."""
+        rows = self.db.execute(
+            "SELECT v.id, e.name FROM version v JOIN entrant e ON e.id = v.entrant WHERE v.state = 'active'"
+        )
+        return {int(version): str(name) for version, name in rows}
 
     def report(self, version_id: int) -> str:
         """The check-bot report of a version (JSON), empty while it was not checked."""
@@ -623,8 +657,8 @@ class LadderStore:
         return row is not None and hmac.compare_digest(str(row[0]), hash_token(token))
 
     def counts(self) -> dict[str, int]:
-        """How many games are in each state."""
-        return {state: n for state, n in self.db.execute("SELECT state, COUNT(*) FROM game GROUP BY state")}
+        """How many games are in each state that has any (kept by the store's triggers: ladder.tallies)."""
+        return game_counts(self.db)
 
     def finish(self, game_id: int, record: MatchRecord, health: HealthRule | None = None) -> list[Suspension]:
         """Record a played game, its seats, the ratings it moved and its seats' faults, all at once;
@@ -728,13 +762,15 @@ class LadderStore:
             [*args, limit],
         ).fetchall()
         seats: dict[int, list[SeatRow]] = {}
-        if rows:
-            marks = ", ".join("?" * len(rows))
+        # The games' seats, a bounded number of games at a time: SQLite takes at most 32,766 variables in a
+        # statement, and with limit=-1 a ladder of more games failed here ("too many SQL variables").
+        for start in range(0, len(rows), _GAMES_A_QUERY):
+            chunk = [row[0] for row in rows[start : start + _GAMES_A_QUERY]]
             for g, seat, version, name, number, rank, score, term, reason in self.db.execute(
                 "SELECT s.game, s.seat, s.version, e.name, v.number, s.rank, s.score, s.termination, s.reason "
                 "FROM seat s JOIN version v ON v.id = s.version JOIN entrant e ON e.id = v.entrant "
-                f"WHERE s.game IN ({marks}) ORDER BY s.game, s.seat",
-                [row[0] for row in rows],
+                f"WHERE s.game IN ({', '.join('?' * len(chunk))}) ORDER BY s.game, s.seat",
+                chunk,
             ):
                 seats.setdefault(g, []).append(
                     SeatRow(
@@ -772,18 +808,56 @@ class LadderStore:
         return int(row[0]) == 0
 
     def matchups(self, entrant: str) -> list[tuple[str, int, int, int]]:
-        """(opponent, games, times ahead, times behind) of ``entrant``'s versions against each other entrant."""
+        """(opponent, games, times ahead, times behind) of ``entrant``'s versions against each other entrant.
+
+        Read from the pairs the store counts as seats are written (``ladder.tallies``): pairing an entrant's
+        seats with its games' other seats here cost seconds for an entrant of 80,000 games.
+        """
         rows = self.db.execute(
-            "SELECT oe.name, COUNT(*), SUM(me.rank < them.rank), SUM(me.rank > them.rank) "
-            "FROM seat me JOIN version mv ON mv.id = me.version JOIN entrant e ON e.id = mv.entrant "
-            "JOIN seat them ON them.game = me.game AND them.seat != me.seat "
-            "JOIN version ov ON ov.id = them.version JOIN entrant oe ON oe.id = ov.entrant "
-            "WHERE e.name = ? AND oe.name != e.name GROUP BY oe.name ORDER BY oe.name",
+            "SELECT oe.name, SUM(m.games), SUM(m.ahead), SUM(m.behind) FROM version_matchup m "
+            "JOIN version mv ON mv.id = m.version JOIN entrant e ON e.id = mv.entrant "
+            "JOIN entrant oe ON oe.id = m.opponent WHERE e.name = ? GROUP BY oe.name ORDER BY oe.name",
             (entrant,),
         ).fetchall()
-        return [(name, int(n), int(ahead or 0), int(behind or 0)) for name, n, ahead, behind in rows]
+        return [(name, int(n), int(ahead), int(behind)) for name, n, ahead, behind in rows]
 
     def rating_history(self, version_id: int) -> list[float]:
         """The version's mu after each of its games, oldest first."""
         rows = self.db.execute("SELECT mu_after FROM seat WHERE version = ? ORDER BY game", (version_id,))
         return [float(row[0]) for row in rows]
+
+    def rated_games(self) -> list[RatedSeats]:
+        """Every finished game's versions and ranks, seat by seat, newest game first: what a fit reads.
+
+        Only the three numbers of each seat, not ``games``' rows: two million games read as ``GameRow`` took
+        minutes and gigabytes. Seats are written only with their game done (``finish``), so every seat is one
+        of a finished game's.
+        """
+        return _rated_games(self.db)
+
+
+def _rated_games(db: sqlite3.Connection) -> list[RatedSeats]:
+    games: list[RatedSeats] = []
+    last = None
+    for game, version, rank in db.execute("SELECT game, version, rank FROM seat ORDER BY game DESC, seat"):
+        if game != last:
+            games.append(([], []))
+            last = game
+        games[-1][0].append(version)
+        games[-1][1].append(rank)
+    return games
+
+
+def fit_input(path: Path) -> tuple[list[RatedSeats], list[VersionRow]]:
+    """The finished games (``rated_games``) and every version, read together on a connection of its own.
+
+    For the scheduled fit's worker thread: reading two million games takes seconds, which on the server's
+    connection would hold the Trio thread (and every page) that long. One read transaction, so the games
+    and the versions are of the same moment.
+    """
+    store = LadderStore.reader(path)
+    try:
+        store.db.execute("BEGIN")
+        return _rated_games(store.db), store.versions()
+    finally:
+        store.db.close()

@@ -8,13 +8,14 @@ reasons (its check-bot verdict and its build's words) part of the value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import msgspec
 
 from ladder.health import Health, failing_games, health_of
 from ladder.history import VersionMatchup, VersionRatings, rating_histories, version_matchups
-from ladder.store import GameRow, LadderStore, VersionRow
+from ladder.store import GameRow, LadderStore, RatedSeats, VersionRow
 
 __all__ = [
     "EntrantState",
@@ -225,13 +226,16 @@ def game_views(store: LadderStore, rows: list[GameRow]) -> list[GameView]:
     return views
 
 
-def entrant_view(store: LadderStore, name: str, *, owner: bool) -> EntrantView | None:
-    """An entrant's page, or None when there is no such entrant."""
+def entrant_view(store: LadderStore, name: str, *, owner: bool, chart_points: int | None = None) -> EntrantView | None:
+    """An entrant's page, or None when there is no such entrant. With ``chart_points``, each version's
+    ``ratings`` are the sample of at most that many steps its chart draws (the HTML page's; the API's
+    view holds every step)."""
     if store.entrant(name) is None:
         return None
     versions = store.versions(entrant=name)
     active = [v for v in versions if v.state == "active"]
     health = health_of(store.db, [v.id for v in versions])
+    ratings = rating_histories(store, name, chart_points)
     return EntrantView(
         name=name,
         owner=owner,
@@ -239,10 +243,19 @@ def entrant_view(store: LadderStore, name: str, *, owner: bool) -> EntrantView |
         versions=[_version_view(store, v, owner, health) for v in reversed(versions)],
         matchups=[Matchup(opponent=o, games=n, ahead=a, behind=b) for o, n, a, b in store.matchups(name)],
         games=game_views(store, store.games(entrant=name, limit=30)),
-        rating_history=[round(mu, 2) for mu in store.rating_history(active[0].id)] if active else [],
-        ratings=rating_histories(store, name),
+        rating_history=_active_history(store, active[0], ratings) if active else [],
+        ratings=ratings,
         version_matchups=version_matchups(store, name),
     )
+
+
+def _active_history(store: LadderStore, active: VersionRow, ratings: list[VersionRatings]) -> list[float]:
+    """The active version's mu after each game: from ``ratings`` when they are the chart's sample (the same
+    steps, not 50,000 more read for a page that draws 240), else every step."""
+    sampled = next((r for r in ratings if r.number == active.number and r.sampled_from is not None), None)
+    if sampled is not None:
+        return [round(step.mu, 2) for step in sampled.steps]
+    return [round(mu, 2) for mu in store.rating_history(active.id)]
 
 
 class FitStanding(msgspec.Struct, frozen=True, kw_only=True):
@@ -258,21 +271,22 @@ class FitStanding(msgspec.Struct, frozen=True, kw_only=True):
     games: int
 
 
-def fit_standings(rows: list[GameRow], versions: list[VersionRow]) -> list[FitStanding]:
+def fit_standings(rows: Sequence[RatedSeats], versions: list[VersionRow]) -> list[FitStanding]:
     """Every version that played, rated together by ``tournaments.hosting.ratings.fit_plackett_luce`` (with seat
     offsets and a weak prior, as ``famiglia standings`` does): slower than the live ratings, and steadier.
 
     Versions of one entrant are separate players: a new version's games never count for the old one.
-    ``rows`` are the finished games and ``versions`` every version, read from the store beforehand:
-    the fit is CPU-bound on a large ladder and runs in a thread, which must not share the store's connection.
+    ``rows`` are the finished games (``LadderStore.rated_games``: each game's versions and ranks, seat by seat,
+    newest game first) and ``versions`` every version, read from the store beforehand: the fit is CPU-bound
+    on a large ladder and runs in a thread, which must not share the store's connection.
     """
     from tournaments.hosting.ratings import RatedGame, fit_plackett_luce, summarise
 
     index: dict[int, int] = {}
     games = []
-    for row in rows:
-        seating = [index.setdefault(seat.version, len(index)) for seat in row.seats]
-        games.append(RatedGame(seating=seating, ranks=[seat.rank for seat in row.seats]))
+    for seated, ranks in rows:
+        seating = [index.setdefault(version, len(index)) for version in seated]
+        games.append(RatedGame(seating=seating, ranks=list(ranks)))
     if not games:
         return []
     by_id = {v.id: v for v in versions}

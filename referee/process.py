@@ -26,6 +26,7 @@ from typing import Protocol
 
 import trio
 
+from protocol.codec import ProtocolViolation
 from referee.bots import BotSpec
 from referee.channel import ChannelBase
 from referee.errors import BotCrashed, BotError, BotProtocolError, BotStalled
@@ -36,6 +37,9 @@ from referee.sandbox.cgroup import BotCgroup
 from referee.settings import RefereeSettings
 
 __all__ = ["BotProcess", "ChildProcess", "RunningProcess", "StderrTail", "open_bot", "raise_open_file_limit"]
+
+_LINES_AFTER_END = 16
+"""Whole lines read and dropped at a game's end before a process is reused; more is a bot still talking."""
 
 
 class RunningProcess(Protocol):
@@ -338,8 +342,20 @@ class BotProcess(ChannelBase):
         self.resume()
         if self.process.returncode is not None:
             return
-        if not kill_strays(self.process.pid, namespaced=self.namespaced):
+        if not kill_strays(self.process.pid, namespaced=self.namespaced) or not self._clean_after_end():
             self.healthy = False
+
+    def _clean_after_end(self) -> bool:
+        """Drop the whole lines the bot wrote after its game's end (part of no game); False when a line
+        is left begun, or more came than a bot says after its end: read in its next game, they would
+        be taken for that game's (a log misfiled, or unasked output that ends it)."""
+        try:
+            for _ in range(_LINES_AFTER_END):
+                if self.reader.pending_line() is None:
+                    return not self.reader.partial
+        except ProtocolViolation:  # a line past the limit
+            return False
+        return False
 
     async def send(self, data: bytes) -> None:
         """Write one encoded message; BotCrashed if the bot no longer reads."""

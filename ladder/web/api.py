@@ -21,7 +21,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ladder.sessions import replace_token
-from ladder.store import RateLimited
+from ladder.store import RateLimited, fit_input
 from ladder.views import entrant_view, fit_standings, game_views, standings
 from ladder.web.auth import Entrant, owns, register
 from ladder.web.guard import FORM_BYTES, BodyTooLarge, read_body
@@ -60,9 +60,21 @@ async def live_standings(request: Request) -> Response:
 
 
 async def fitted_standings(request: Request) -> Response:
-    store = site(request).store
-    rows, versions = store.games(limit=-1), store.versions()
-    return json(await trio.to_thread.run_sync(fit_standings, rows, versions))
+    """The fit of every finished game, made for this request, or the one made for an earlier request while no
+    game finished since: a fit of a large ladder takes a minute of CPU, and anyone may ask. One is made at
+    a time; the requests that come meanwhile wait for it and are answered with it."""
+    shared = site(request)
+    async with shared.fit_turn:
+        done = shared.store.counts().get("done", 0)
+        if shared.fit_answer is None or shared.fit_answer[0] != done:
+            # Read and fitted in worker threads, on a connection of their own: seconds, then a minute, at scale.
+            rows, versions = await trio.to_thread.run_sync(fit_input, shared.store.path)
+            try:
+                fitted = await trio.to_thread.run_sync(fit_standings, rows, versions)
+            except (ValueError, ArithmeticError, MemoryError) as exc:  # numpy's and scipy's errors among them
+                return error(f"the fit of {len(rows)} games failed ({type(exc).__name__}); /api/standings ranks", 503)
+            shared.fit_answer = (len(rows), msgspec.json.encode(fitted))
+        return json(msgspec.Raw(shared.fit_answer[1]))
 
 
 async def entrant(request: Request) -> Response:

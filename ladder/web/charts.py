@@ -19,7 +19,7 @@ import math
 
 import msgspec
 
-from ladder.history import RatingStep, VersionRatings
+from ladder.history import RatingStep, VersionRatings, sample_indices
 
 __all__ = ["Chart", "LegendEntry", "Shape", "rating_chart"]
 
@@ -94,10 +94,8 @@ def _moment(text: str) -> datetime.datetime | None:
 
 
 def _sample(steps: list[RatingStep]) -> list[RatingStep]:
-    if len(steps) <= MOST_POINTS:
-        return steps
-    last = len(steps) - 1
-    return [steps[round(i * last / (MOST_POINTS - 1))] for i in range(MOST_POINTS)]
+    """The points drawn of a version's steps (already a sample of at most ``MOST_POINTS`` on the entrant page)."""
+    return [steps[i] for i in sample_indices(len(steps), MOST_POINTS)]
 
 
 def _value_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -130,7 +128,7 @@ def _trend(first: float, last: float) -> str:
 
 def _caption(shown: VersionRatings, others: list[int]) -> str:
     steps = shown.steps
-    games = f"{len(steps)} game{'s' if len(steps) != 1 else ''}"
+    games = f"{shown.games} game{'s' if shown.games != 1 else ''}"
     said = f"Version {shown.number} ({shown.state}): mu {_trend(steps[0].mu, steps[-1].mu)} over {games}"
     sigmas = [s.sigma for s in steps if s.sigma is not None]
     if sigmas:

@@ -33,9 +33,10 @@ from ladder.sessions import SESSION_DAYS, close_session, open_session, replace_t
 from ladder.store import GameRow, RateLimited
 from ladder.views import entrant_view, game_views, standings
 from ladder.web.auth import Entrant, Stranger, entrant_for, owns, refused, register
-from ladder.web.charts import rating_chart
+from ladder.web.charts import MOST_POINTS, rating_chart
 from ladder.web.feed import feed_key
 from ladder.web.guard import COOKIE, FORM_BYTES, BodyTooLarge, read_body, same_origin, session_of
+from ladder.web.look import band_scale
 from ladder.web.site import PAGE_HEADERS, not_found, page, site
 from ladder.web.uploads import Refused, archive_of_form, receive_upload
 
@@ -44,27 +45,51 @@ __all__ = ["routes"]
 _GAME_PAGE = re.compile(r"game-(\d{1,12})(?:\.seat-(\d))?\.html")
 
 
+BOARD_PAGE_ROWS = 100
+"""Rows of the leaderboard on one page (``/?page=N`` for the next ones): a contest's 2,000 entrants on one page
+took longer to render than the board takes to read, and a phone a megabyte and a half to show. The API's
+standings hold every row."""
+
+
 async def leaderboard(request: Request) -> Response:
     ladder = site(request).ladder
     store = ladder.store
+    try:
+        number = _number(request.query_params.get("page")) or 1
+    except ValueError:
+        said = "page takes a number: /?page=2"
+        return page(request, "message.html.j2", 400, title="Not a number", message=said)
+    rows = standings(store, ladder.fit.rows if ladder.fit else None)
+    pages = max(1, -(-len(rows) // BOARD_PAGE_ROWS))
+    if number > pages:
+        return not_found(request)
+    first = (number - 1) * BOARD_PAGE_ROWS
     return page(
         request,
         "leaderboard.html.j2",
         title="Leaderboard",
-        rows=standings(store, ladder.fit.rows if ladder.fit else None),
+        rows=rows[first : first + BOARD_PAGE_ROWS],
+        scale=band_scale(rows),  # of every row: a band means the same on every page
+        board_page=number,
+        board_pages=pages,
+        first_row=first + 1,
         fit=ladder.fit,
         counts=store.counts(),
         paused=store.paused(),
-        entrants=len(store.entrants()),
+        entrants=len(rows),  # every entrant has a row
         season=ladder.seasons.current(),
         closed=ladder.season_closed(),
     )
 
 
+MATCHUP_ROWS = 100
+"""Opponents in an entrant page's matchup table: those it shared the most games with."""
+
+
 async def entrant(request: Request) -> Response:
     store = site(request).store
     name = request.path_params["name"]
-    view = entrant_view(store, name, owner=owns(request, name))
+    view = entrant_view(store, name, owner=owns(request, name), chart_points=MOST_POINTS)
     if view is None:
         return not_found(request)
     reports = {}
@@ -72,6 +97,11 @@ async def entrant(request: Request) -> Response:
         for version in store.versions(entrant=name):
             if version.state == "rejected" and (text := store.report(version.id)):
                 reports[version.number] = msgspec.json.decode(text)
+    # The opponents it shared most games with, in name order: an entrant of a large contest met thousands,
+    # a table of them all took longer to render than the rest of the page (the API lists every one).
+    most = sorted(view.matchups, key=lambda m: -m.games)[:MATCHUP_ROWS]
+    shown_names = {m.opponent for m in most}
+    shown_matchups = [m for m in view.matchups if m.opponent in shown_names]
     ladder = site(request).ladder
     board = site(request).board()
     ranked = [row for row in board if row.rank is not None]  # every entrant has a row; the playing ones a rank
@@ -84,8 +114,10 @@ async def entrant(request: Request) -> Response:
         standing=next((row for row in ranked if row.entrant == name), None),
         board_size=len(ranked),
         chart=rating_chart(view.ratings),
+        matchups=shown_matchups,
+        matchups_left=len(view.matchups) - len(shown_matchups),
         matchup_versions=sorted({m.version for m in view.version_matchups}, reverse=True),
-        matchup_cells={(m.version, m.opponent): m for m in view.version_matchups},
+        matchup_cells={(m.version, m.opponent): m for m in view.version_matchups if m.opponent in shown_names},
         reports=reports,
         opponents=opponents,
         challenge_sizes=[size - 1 for size in ladder.config.table_sizes],

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 import msgspec
+import trio
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
@@ -64,6 +65,10 @@ class Site:
         """The key of the admin forms' CSRF tokens: drawn when the app is made and kept in memory
         only, so a restart makes open forms stale, nothing worse."""
         self._board: tuple[float, list[Standing]] | None = None
+        self.fit_turn = trio.Lock()
+        """Held while /api/standings/fit makes a fit: one at a time, whoever asks."""
+        self.fit_answer: tuple[int, bytes] | None = None
+        """The latest fit /api/standings/fit made: over how many finished games, and its JSON."""
 
     def board(self) -> list[Standing]:
         """The leaderboard's rows as an entrant page places its entrant: made at most once a second.

@@ -601,6 +601,15 @@ class _Match:
                         pass
                     told += 1
             told += told < len(ends)  # the seat whose write ran out of time
+        # A seat frozen after its last answer in the middle of writing a line has been let go on by its
+        # End: that line is this game's, read within the same grace (else its process is not reused).
+        for seat, _ in ends:
+            if seat not in unasked and seat.lines.reader is not None and seat.lines.reader.partial:
+                with trio.move_on_at(deadline):
+                    try:
+                        await seat.lines.finish_line()
+                    except BotError:
+                        unasked.append(seat)
         for seat in unasked:
             await seat.bot.kill()
         for seat in self.seats:

@@ -356,6 +356,22 @@ class SeatIntake:
         assert self.reader is not None
         self.early = self.reader.partial
 
+    async def finish_line(self) -> None:
+        """Read to its end the line the seat was writing when its game ended, a log recorded as its last
+        answer's; BotProtocolError for anything else. For a seat whose reader holds a begun line (its
+        tree was frozen after its last answer, in the middle of writing): its End let it go on. The
+        caller bounds the wait."""
+        assert self.reader is not None
+        while self.reader.partial:
+            try:
+                line = await self.bot.readline()
+            except ProtocolViolation as exc:
+                raise BotProtocolError(str(exc)) from None
+            message = self.message(line)
+            if not isinstance(message, Log):
+                raise unasked_output(message, self.answered, "arrived after the game's end")
+            self.record_log(self.answered, message)
+
     def message(self, line: bytes) -> BotMessage:
         """One line as a message (``decode``), a long one's decoding charged to the seat."""
         return decode(line) if len(line) <= LONG_LINE_BYTES else self.long_message(line)

@@ -7,8 +7,9 @@ running as root::
 
     setpriv --pdeathsig KILL --                       # dies with the referee's thread
     prlimit --as=.. --nofile=.. --fsize=.. --nproc=.. --cpu=.. --core=0 --
-    bwrap --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup-try
+    bwrap --unshare-pid --as-pid-1 --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup-try
           --die-with-parent --seccomp FD <the bot's view: referee.sandbox.view> --
+    python3 -I -S -c <referee.sandbox.sysinfo_answer> ...  # pid 1: answers sysinfo, forks the rest
     setpriv --reuid U --regid U --clear-groups --nnp --inh-caps -all --bounding-set -all --pdeathsig KILL --
     sh -c 'exec "$@" 1<>"$0"' <stdout fifo> <the bot's command>
 
@@ -43,6 +44,7 @@ from referee.sandbox.limits import nproc_flag, prlimit_flags
 from referee.sandbox.procfixed import fixed_proc_fds
 from referee.sandbox.resources import LAST_UID, UIDS_PER_REFEREE, fifos, uids
 from referee.sandbox.seccomp import UnknownArchitecture, filter_for
+from referee.sandbox.sysinfo_answer import supervisor_argv, user_notification_available
 from referee.sandbox.view import FIFO_INSIDE, mount_flags
 from referee.settings import BotLimits, RefereeSettings, SandboxLevel
 
@@ -101,6 +103,11 @@ def _problem(level: SandboxLevel, host: HostSupport, settings: RefereeSettings |
         filter_for("strict" if level == "strict" else "standard")
     except UnknownArchitecture as exc:
         return f"the {level} sandbox cannot filter system calls here ({exc}); {_WEAKER}"
+    if not user_notification_available():
+        return (
+            f"the {level} sandbox needs seccomp user notification (Linux 5.0 or later) to answer sysinfo "
+            f"with figures no other seat moves, and this kernel has none; {_WEAKER}"
+        )
     return None
 
 
@@ -130,8 +137,10 @@ def _bwrap_flags(level: SandboxLevel, host: HostSupport, seccomp_fd: int, *, new
         flags += ["--unshare-user", "--disable-userns"]
     # A cgroup namespace of its own (where the kernel has them): its /proc/self/cgroup
     # names its own group as the root, not the host's path with the referee's pid.
-    flags += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-              "--hostname", "famiglia"]  # fmt: skip
+    # The namespace's init is the seat's sysinfo supervisor, not bwrap's own (referee.sandbox.sysinfo_answer):
+    # the kernel keeps the bot's signals off an init.
+    flags += ["--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+              "--unshare-cgroup-try", "--hostname", "famiglia"]  # fmt: skip
     flags += ["--die-with-parent", "--seccomp", str(seccomp_fd)]
     return flags
 
@@ -189,6 +198,9 @@ def launcher_argv(
         # namespace it counts only that namespace's: the tree's own processes,
         # whatever else the user runs.
         drop = [host.prlimit, nproc_flag(limits.processes), "--"]
+    # The sandbox's init (pid 1), before the drop to the bot's uid: the seat's own supervisor,
+    # which answers sysinfo with fixed figures and forks the rest (referee.sandbox.sysinfo_answer).
+    supervise = supervisor_argv(limits.memory_mb << 20)
     if fifo is not None:
         last = [host.sh, "-c", _EXEC, FIFO_INSIDE, *argv]
     else:  # a build: what it writes is made readable by every uid afterwards (referee.build)
@@ -197,7 +209,7 @@ def launcher_argv(
     # streams (referee.process); a build is run by subprocess, so bwrap also
     # makes it a session of its own, with no controlling terminal.
     sandbox = _bwrap_flags(level, host, seccomp_fd, new_session=fifo is None)
-    return [*head, *limit, *sandbox, *view, *inside, *drop, *last]
+    return [*head, *limit, *sandbox, *view, *inside, *supervise, *drop, *last]
 
 
 def nproc_counted_per_namespace() -> bool:

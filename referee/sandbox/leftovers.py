@@ -4,16 +4,18 @@ A referee killed with SIGKILL removes nothing it made: its bots' control
 groups, with whatever still runs in them (frozen, maybe); its own v2 leaf, or
 on v1 its cpu group with its bots' cpu groups inside (``referee.sandbox.cgroup_host``);
 and its FIFO folder, with, rarely, a sandbox whose parent-death signal was
-never armed. Each is named after that referee's pid (``referee.sandbox.names``),
-so the next referee sweeps those whose pid names no live process
-(``sweep_dead_referees``): once per process, at its first sandboxed launch
-(``sweep_once``, called by ``referee.sandbox.launch.prepare``), never when a
-group or a folder is made. Its uid block needs nothing: the kernel drops the
+never armed. Each group is named after that referee's pid
+(``referee.sandbox.names``) and its FIFO folder is locked while the referee
+lives, so the next referee sweeps the groups whose pid names no live process
+and the folders no process holds locked (``sweep_dead_referees``): once per
+process, at its first sandboxed launch (``sweep_once``, called by
+``referee.sandbox.launch.prepare``), never when a group or a folder is made. Its uid block needs nothing: the kernel drops the
 lock that held it (``referee.sandbox.resources``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -23,7 +25,7 @@ import threading
 
 from referee.sandbox.cgroup import BotCgroup
 from referee.sandbox.cgroup_host import CgroupSupport
-from referee.sandbox.names import FIFO_PREFIX, GROUP_NAME, LEAF_NAME, ns_tag
+from referee.sandbox.names import FIFO_NAME, FIFO_PREFIX, GROUP_NAME, LEAF_NAME, ns_tag
 
 __all__ = ["sweep_dead_referees", "sweep_once"]
 
@@ -54,24 +56,53 @@ def sweep_dead_referees(support: CgroupSupport) -> None:
 
 
 def _sweep_fifo_folders() -> None:
-    """Remove the FIFO folders that referees killed with SIGKILL left behind."""
+    """Remove the FIFO folders that referees killed with SIGKILL left behind.
+
+    A folder named as this famiglia names them (``famiglia-bots-<16 hex>``) is
+    a dead referee's once no process holds its lock. One named as earlier
+    versions did (``famiglia-bots-<pid>-...``), by a referee of an earlier
+    famiglia on the same host, holds no lock: it is a dead referee's when its pid names no live process.
+    """
     tmp = tempfile.gettempdir()
     try:
         names = [n for n in os.listdir(tmp) if n.startswith(FIFO_PREFIX)]
     except OSError:
         return
     for name in names:
-        pid = name[len(FIFO_PREFIX) :].split("-", 1)[0]
         folder = os.path.join(tmp, name)
-        try:
-            if not pid.isdigit() or os.stat(folder).st_uid != os.geteuid():
-                continue
-            os.kill(int(pid), 0)  # still running: its folder is in use
-        except ProcessLookupError:
+        if FIFO_NAME.fullmatch(name):
+            dead = _unlocked(folder)
+        else:
+            pid = name[len(FIFO_PREFIX) :].split("-", 1)[0]
+            dead = pid.isdigit() and _owned(folder) and not _alive(int(pid))
+        if dead:
             _kill_chains_of(folder)
             shutil.rmtree(folder, ignore_errors=True)
-        except OSError:
-            continue
+
+
+def _owned(folder: str) -> bool:
+    try:
+        return os.lstat(folder).st_uid == os.geteuid()
+    except OSError:
+        return False
+
+
+def _unlocked(folder: str) -> bool:
+    """Whether ``folder`` is this user's and no process holds its lock (``referee.sandbox.resources``)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # gone meanwhile, or not a folder
+        return False
+    try:
+        if os.fstat(fd).st_uid != os.geteuid():
+            return False
+        # A live referee (or a child it forked) holds the lock; the kernel dropped a dead one's.
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _kill_chains_of(folder: str) -> None:

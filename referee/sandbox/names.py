@@ -2,10 +2,12 @@
 
 Every control group a referee makes is named after its pid and its PID
 namespace (``famiglia-<pid>-<ns>-<name>``, its own leaf or cpu group
-``famiglia-referee-<pid>-<ns>``), and its FIFO folder after its pid
-(``famiglia-bots-<pid>-...``): a referee that died by SIGKILL leaves them,
+``famiglia-referee-<pid>-<ns>``): a referee that died by SIGKILL leaves them,
 and the next one sweeps them (``referee.sandbox.leftovers``) when their pid
 names no live process. A pid names a referee only within its PID namespace.
+Its FIFO folder (``famiglia-bots-<random>``) carries no pid, for its bots
+see its path: a lock the referee holds on it says it is in use
+(``referee.sandbox.resources``).
 
 The bottom of the sandbox's resources: this module imports none of them.
 """
@@ -16,13 +18,19 @@ import functools
 import os
 import re
 
-__all__ = ["FIFO_PREFIX", "GROUP_NAME", "LEAF_NAME", "LEAF_PREFIX", "PREFIX", "group_name", "leaf_name", "ns_tag"]
+__all__ = ["FIFO_NAME", "FIFO_PREFIX", "FIFO_STAGING_PREFIX", "GROUP_NAME", "LEAF_NAME", "LEAF_PREFIX", "PREFIX", "group_name",
+           "leaf_name", "ns_tag"]  # fmt: skip
 
 PREFIX = "famiglia-"
 LEAF_PREFIX = "famiglia-referee-"  # the referee's own v2 leaf: swept only when empty, never killed
 GROUP_NAME = re.compile(r"famiglia-(\d+)-([0-9a-f]+)-(.+)")
 LEAF_NAME = re.compile(r"famiglia-referee-(\d+)-([0-9a-f]+)")
 FIFO_PREFIX = "famiglia-bots-"
+FIFO_NAME = re.compile(r"famiglia-bots-r[0-9a-f]{16}")
+"""A FIFO folder's name: random, no pid (``referee.sandbox.resources``). The ``r`` keeps it from ever
+reading as a number, which a referee of an earlier famiglia on the host would take for a pid."""
+FIFO_STAGING_PREFIX = "famiglia-new-bots-"
+"""A FIFO folder's name until it is locked: not ``FIFO_PREFIX``, so no sweep looks at it."""
 
 
 @functools.cache

@@ -7,19 +7,24 @@ of ``UIDS_PER_REFEREE`` uids that this referee process alone holds on the host
 with SIGKILL leaves its FIFO folder behind for the next one to sweep
 (``referee.sandbox.leftovers``); its uid block needs no sweeping, since the
 kernel drops the lock that holds it with the process.
+
+A FIFO's path is seen by its bot: ``/proc/self/mountinfo`` shows where on the
+host each mount of its view comes from. So the folder and the FIFO are named
+by random tokens alone, never by the referee's pid or a count of the bots it
+started; the folder is known as a live referee's by a lock it holds (as the
+uid blocks are), not by a pid in its name.
 """
 
 from __future__ import annotations
 
 import fcntl
-import itertools
 import os
 import secrets
 import stat
 import tempfile
 import threading
 
-from referee.sandbox.names import FIFO_PREFIX
+from referee.sandbox.names import FIFO_PREFIX, FIFO_STAGING_PREFIX
 
 __all__ = ["LAST_UID", "UIDS_PER_REFEREE", "FifoFolder", "UidPool", "fifos", "uids"]
 
@@ -121,26 +126,51 @@ uids = UidPool()
 """This referee process's bot uids."""
 
 
+def _locked_folder() -> tuple[str, int]:
+    """A new FIFO folder (``famiglia-bots-<random>``) and a descriptor holding its lock.
+
+    The folder is made and locked under a staging name, then renamed: a
+    sweeping referee looks only at ``famiglia-bots-`` folders, so it never
+    finds one between its making and its lock. The lock (``flock`` on the
+    folder) lasts as long as this process or a forked child holds the
+    descriptor, however it ends; the descriptor closes on exec, so no bot holds it.
+    """
+    staging = tempfile.mkdtemp(prefix=FIFO_STAGING_PREFIX)
+    fd = -1
+    try:
+        os.chmod(staging, 0o711)
+        fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        folder = os.path.join(os.path.dirname(staging), f"{FIFO_PREFIX}r{secrets.token_hex(8)}")  # names.FIFO_NAME
+        os.rename(staging, folder)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        os.rmdir(staging)
+        raise
+    return folder, fd
+
+
 class FifoFolder:
     """The folder of this referee's stdout FIFOs, there only while a bot uses one.
 
     Searchable but not listable by others; each FIFO is owned by its bot's uid
-    and mounted into that bot's sandbox alone.
+    and mounted into that bot's sandbox alone. Both are named by random tokens:
+    the bot sees its FIFO's path on the host (the module's docstring).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._path: str | None = None
+        self._hold = -1  # the descriptor whose lock marks the folder as a live referee's
         self._users = 0
-        self._count = itertools.count()
 
     def make_fifo(self, uid: int | None) -> str:
         with self._lock:
             if self._path is None:
-                self._path = tempfile.mkdtemp(prefix=f"{FIFO_PREFIX}{os.getpid()}-")
-                os.chmod(self._path, 0o711)
+                self._path, self._hold = _locked_folder()
             self._users += 1
-            path = os.path.join(self._path, f"out-{next(self._count)}-{secrets.token_hex(4)}")
+            path = os.path.join(self._path, secrets.token_hex(8))
         try:
             os.mkfifo(path, 0o600)
             if uid is not None:
@@ -163,7 +193,8 @@ class FifoFolder:
                     os.rmdir(self._path)
                 except OSError:
                     pass
-                self._path = None
+                os.close(self._hold)
+                self._path, self._hold = None, -1
 
 
 fifos = FifoFolder()

@@ -82,13 +82,17 @@ What they do not cover is refused here, at both levels:
   caches and scheduler, and a way to stretch a race into a reliable one.
 
 ``strict`` refuses more: tracing, other processes' memory, mounting, loading
-kernel modules, every new namespace (``clone`` with any namespace flag,
-``unshare`` and ``setns`` whole), and ``sysinfo`` (ENOSYS), which tells the
-machine's free, shared and buffered memory, load and number of threads, each
-of which a seat moves. ``standard`` keeps ``sysinfo``: a filter cannot write
-an answer, and the C library's ``sysconf(_SC_PHYS_PAGES)`` does not check the
-call's error, so without it every program that sizes its heap by the machine's
-memory (the JVM, .NET, GHC's runtime) reads an undefined number.
+kernel modules, and every new namespace (``clone`` with any namespace flag,
+``unshare`` and ``setns`` whole).
+
+At both levels ``sysinfo``, which tells the machine's free, shared and
+buffered memory, load and number of threads (each of which a seat moves), is
+answered with fixed figures by the seat's own supervisor: a second filter
+(``sysinfo_notice_filter``) hands the call to it
+(``referee.sandbox.sysinfo_answer``). Refusing it would not do: the C
+library's ``sysconf(_SC_PHYS_PAGES)`` does not check the call's error, so
+every program that sizes its heap by the machine's memory (the JVM, .NET,
+GHC's runtime) would read an undefined number.
 
 Only x86_64 and aarch64 are known; elsewhere ``filter_for`` raises
 ``UnknownArchitecture`` and the levels that need it are refused.
@@ -101,7 +105,7 @@ import platform
 import struct
 from typing import Literal
 
-__all__ = ["UnknownArchitecture", "filter_for"]
+__all__ = ["UnknownArchitecture", "filter_for", "sysinfo_notice_filter"]
 
 
 class UnknownArchitecture(Exception):
@@ -119,6 +123,7 @@ _JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 _RET_K = 0x06  # BPF_RET | BPF_K
 
 _ALLOW = 0x7FFF0000
+_USER_NOTIF = 0x7FC00000  # SECCOMP_RET_USER_NOTIF: the call waits for the filter's listener to answer it
 _ERRNO = 0x00050000
 _NO_EFFECT = 0  # as an errno: the call returns 0 without being made
 
@@ -285,7 +290,6 @@ _REFUSED_ALWAYS = {
     "io_submit": errno.ENOSYS,
 }
 _REFUSED_STRICT = {
-    "sysinfo": errno.ENOSYS,
     **{
         name: errno.EPERM
         for name in (
@@ -457,4 +461,25 @@ def filter_for(
             nr["unshare"], [_op(_LD_W_ABS, _ARG0), *_when_any_bit(_CLONE_NEWUSER, _refuse(errno.EPERM)), _ALLOWED]
         )
     program.append(_ALLOWED)
+    return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in program)
+
+
+def sysinfo_notice_filter(machine: str | None = None) -> bytes:
+    """A filter that hands ``sysinfo`` to its listener and lets every other call through.
+
+    Loaded by the seat's supervisor (``referee.sandbox.sysinfo_answer``) on top
+    of the level's filter, which decides everything else: a call the level
+    refuses is refused whatever this one says (an error outranks a notice).
+    """
+    table = _TABLES.get(machine or platform.machine())
+    if table is None:
+        raise UnknownArchitecture(f"no system call table for {machine or platform.machine()}")
+    program: list[_Instruction] = [
+        _op(_LD_W_ABS, _ARCH),
+        _op(_JEQ_K, table.audit_arch, 1, 0),
+        _ALLOWED,  # another ABI: the level's filter refuses it
+        _op(_LD_W_ABS, _NR),
+        *_when_equal(table.numbers["sysinfo"], _op(_RET_K, _USER_NOTIF)),
+        _ALLOWED,
+    ]
     return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in program)

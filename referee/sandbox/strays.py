@@ -6,7 +6,9 @@ that game and run during the next one, maybe another entrant's. At the
 ``standard`` and ``strict`` levels every process the bot starts stays inside
 its PID namespace, where orphans are adopted by the namespace's init, so the
 processes of a bot are exactly the descendants of its chain's first process:
-the init (pid 1 inside), the bot (pid 2 inside) and the rest, the strays. At
+the init (pid 1 inside: the seat's sysinfo supervisor,
+``referee.sandbox.sysinfo_answer``), the bot (pid 2 inside) and the rest, the
+strays. At
 ``none`` the bot is the first process and its strays are its descendants;
 one that left with ``setsid`` and was adopted outside is out of reach there.
 """

@@ -42,6 +42,7 @@ from referee.bots import BotSpec
 from referee.sandbox.procfixed import fixed_proc_flags
 from referee.sandbox.procmask import proc_mask_flags
 from referee.sandbox.runtimes import Toolchain, for_folder, for_program, homes
+from referee.sandbox.sysinfo_answer import SUPERVISOR_PYTHON
 
 __all__ = [
     "FIFO_INSIDE",
@@ -52,6 +53,7 @@ __all__ = [
     "own_folder",
     "runtime_env",
     "runtime_paths",
+    "supervisor_paths",
     "system_flags",
     "unreadable_by_others",
 ]
@@ -207,6 +209,14 @@ def _runtime(spec: BotSpec, runtimes: Sequence[str]) -> _Runtime:
     return _Runtime(paths=kept, env=env, home_files=home_files)
 
 
+def supervisor_paths() -> list[str]:
+    """famiglia's own interpreter and standard library, which run every seat's sysinfo supervisor
+    (``referee.sandbox.sysinfo_answer``), when they lie outside the system folders."""
+    prefix = os.path.dirname(os.path.dirname(SUPERVISOR_PYTHON))
+    found = dict.fromkeys((sys.base_prefix, os.path.realpath(sys.base_prefix), prefix))
+    return [p for p in found if os.path.isdir(p) and not _under(p, SYSTEM_FOLDERS)]
+
+
 def own_folder(spec: BotSpec) -> bool:
     """Whether the bot came as a folder with ``bot.toml`` (its folder is then its own)."""
     return os.path.isfile(os.path.join(spec.cwd, "bot.toml"))
@@ -235,7 +245,7 @@ def unreadable_by_others(spec: BotSpec) -> str | None:
     if os.geteuid() != 0:
         return None
     runtime = _runtime(spec, ())
-    for path in [*bot_files(spec), *runtime.paths, *runtime.home_files.values()]:
+    for path in [*bot_files(spec), *runtime.paths, *runtime.home_files.values(), *supervisor_paths()]:
         try:
             mode = os.stat(path).st_mode
         except OSError:
@@ -301,7 +311,8 @@ def mount_flags(
     # After /tmp: a bot folder or a runtime may live under it, and must be mounted over the tmpfs.
     system = [*SYSTEM_FOLDERS, *_SYSTEM_LINKS, "/tmp", "/dev", "/proc"]
     runtime = _runtime(spec, runtimes)
-    binds = [p for p in _outermost([*runtime.paths, *bot_files(spec)]) if not _under(p, SYSTEM_FOLDERS)]
+    binds = [p for p in _outermost([*runtime.paths, *bot_files(spec), *supervisor_paths()])
+             if not _under(p, SYSTEM_FOLDERS)]  # fmt: skip
     if writable is not None:
         writable = os.path.abspath(writable)
         binds = [p for p in binds if not _under(p, [writable])] + [writable]

@@ -172,3 +172,46 @@ async def test_a_loop_stopped_by_an_error_shows_that_error_even_when_the_store_f
 
     [error] = leaves(stopped.value)
     assert isinstance(error, OSError) and "No space left" in str(error)
+
+
+async def test_a_restarted_ladder_serves_its_board_while_its_bots_are_still_being_readied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 2,000 active versions readying their bots takes a minute: the board must not wait for it, the games do."""
+    import threading
+
+    import ladder.loop
+    from ladder.config import LadderPaths, load_ladder
+    from ladder.store import new_token
+    from ladder.web.app import make_app
+    from referee.bots import BotSpec
+    from tests.ladder.helpers import write_ladder
+
+    release = threading.Event()
+    readied: list[str] = []
+
+    def slow_ready_bot(uploads: Path, digest: str, name: str, settings: object) -> BotSpec:
+        release.wait(60)  # a large ladder's minute of readying, held until the board was read
+        readied.append(name)
+        return BotSpec(name=name, command=["true"], cwd=str(tmp_path))
+
+    monkeypatch.setattr(ladder.loop, "ready_bot", slow_ready_bot)
+    path = write_ladder(tmp_path)
+    restarted = ladder.loop.Ladder(load_ladder(path), LadderPaths.beside(path))
+    store = restarted.store
+    for name in ("ann", "bob", "cat"):  # a ladder stopped with three versions playing
+        version = store.add_version(store.add_entrant(name, new_token()), name * 8, (25.0, 25 / 3), per_hour=5)
+        store.decide(version.id, accepted=True, reason="ok", report="{}")
+    transport = httpx.ASGITransport(app=make_app(restarted))
+    async with httpx.AsyncClient(transport=transport, base_url="http://ladder") as http, trio.open_nursery() as nursery:
+        with trio.fail_after(30):
+            await nursery.start(restarted.run)
+            answer = await http.get("/")
+        assert answer.status_code == 200 and "ann" in answer.text and readied == []  # served before any bot
+        assert restarted.next_game() is None  # and no game is dealt to versions whose bots are not ready
+        release.set()
+        with trio.fail_after(30):
+            while len(restarted.bots) < 3:
+                await trio.sleep(0.02)
+        assert sorted(readied) == ["ann", "bob", "cat"]
+        nursery.cancel_scope.cancel()

@@ -110,3 +110,74 @@ def test_the_twentieth_finished_game_asks_for_a_refit(tmp_path: Path) -> None:
     assert not loop._fit_due.is_set()
     loop.count_for_fit()
     assert loop._fit_due.is_set()
+
+
+async def test_the_fit_api_makes_one_fit_at_a_time_and_again_only_after_a_game_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anyone may ask for /api/standings/fit, and at a large contest's size a fit is a minute of CPU: requests
+    at once share one fit, and a request after them gets it again until a game finishes."""
+    import ladder.web.api
+    from ladder.views import fit_standings
+
+    fits: list[int] = []
+
+    def counted_fit(*args: object) -> list[FitStanding]:
+        fits.append(1)
+        return fit_standings(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ladder.web.api, "fit_standings", counted_fit)
+    async with (
+        running_server(tmp_path, ("ann", "bob", "cat")) as server,
+        httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+    ):
+        _finished_games(server.ladder.store, 6)
+        answers: list[httpx.Response] = []
+
+        async def ask() -> None:
+            answers.append(await http.get("/api/standings/fit"))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(4):
+                nursery.start_soon(ask)
+        assert len(fits) == 1 and len({a.content for a in answers}) == 1
+        assert [row["entrant"] for row in answers[0].json()] == ["ann", "bob", "cat"]
+        await ask()
+        assert len(fits) == 1  # no game finished since: the same fit
+        _finished_games(server.ladder.store, 1)
+        fresh = (await http.get("/api/standings/fit")).json()
+        assert len(fits) == 2 and len(fresh) == 6  # the new versions, with their one game, beside the old
+
+
+async def test_a_fit_that_fails_leaves_the_ladder_serving_with_its_last_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At two million games bench/ladder_scale.py's fit diverged (NaN in Newton's step: scipy's ValueError):
+    the refitter must not take the server down with it, nor may /api/standings/fit answer with a traceback."""
+    import ladder.web.api
+
+    def diverging_fit(*args: object) -> list[FitStanding]:
+        raise ValueError("array must not contain infs or NaNs")
+
+    async with (
+        running_server(tmp_path, ("ann", "bob", "cat")) as server,
+        httpx.AsyncClient(base_url=server.url, timeout=30) as http,
+    ):
+        _finished_games(server.ladder.store, 3)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.ladder._refitter)
+            with trio.fail_after(30):
+                while server.ladder.fit is None:
+                    await trio.sleep(0.02)
+            kept = server.ladder.fit
+            monkeypatch.setattr(ladder.loop, "fit_standings", diverging_fit)
+            monkeypatch.setattr(ladder.web.api, "fit_standings", diverging_fit)
+            _finished_games(server.ladder.store, 1)
+            server.ladder._fit_due.set()
+            with trio.fail_after(30):
+                while "the scheduled fit of 4 games failed" not in capsys.readouterr().out:
+                    await trio.sleep(0.05)
+            assert server.ladder.fit is kept and "over 3 games" in await _page(http, 3)  # the last fit, shown
+            refused = await http.get("/api/standings/fit")
+            assert refused.status_code == 503 and "the fit of 4 games failed (ValueError)" in refused.json()["error"]
+            nursery.cancel_scope.cancel()

@@ -159,3 +159,50 @@ async def test_entrant_pages_read_the_board_at_most_once_a_second(
         after = re.search(r'rank <span class="big">(\d)</span>', (await http.get("/entrants/eve", headers=eve)).text)
         assert before is not None and after is not None and int(after.group(1)) == int(before.group(1)) - 1
         assert len(reads) == 2
+
+
+async def test_a_large_board_is_shown_a_page_of_rows_at_a_time_with_every_row_in_the_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ladder.store import new_token
+    from ladder.web import pages
+
+    monkeypatch.setattr(pages, "BOARD_PAGE_ROWS", 4)  # 10 entrants: pages of 4, 4 and 2 rows
+    async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
+        seed_history(server.ladder.store)  # 5 entrants with versions and games
+        for n in range(5):
+            server.ladder.store.add_entrant(f"late{n}", new_token())  # no version yet: unranked, listed last
+        expected = [row.entrant for row in standings(server.ladder.store)]
+        shown = []
+        for number in (1, 2, 3):
+            board = (await http.get(f"/?page={number}")).text
+            shown += [re.search(r'data-entrant="([^"]+)"', row).group(1) for row in rows_of(board)]  # type: ignore[union-attr]
+            assert f"page {number} of 3" in board
+            assert ('rel="next"' in board) == (number < 3) and ('rel="prev"' in board) == (number > 1)
+        assert shown == expected  # every row once, in the board's order
+        assert rows_of((await http.get("/")).text) == rows_of((await http.get("/?page=1")).text)
+        assert [row["entrant"] for row in (await http.get("/api/standings")).json()] == expected
+        assert (await http.get("/?page=4")).status_code == 404
+        refused = await http.get("/?page=two")
+        assert refused.status_code == 400 and "page takes a number" in refused.text
+
+
+async def test_an_entrant_page_lists_the_opponents_it_met_most_and_says_how_many_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ladder.views import entrant_view
+    from ladder.web import pages
+
+    monkeypatch.setattr(pages, "MATCHUP_ROWS", 2)
+    async with running_server(tmp_path, ()) as server, httpx.AsyncClient(base_url=server.url) as http:
+        seed_history(server.ladder.store)
+        view = entrant_view(server.ladder.store, "ann", owner=False)
+        assert view is not None and len(view.matchups) > 2
+        most = sorted(view.matchups, key=lambda m: -m.games)[:2]
+        text = (await http.get("/entrants/ann")).text
+        table = text.split('<table id="matchups"', 1)[1].split("</table>", 1)[0]
+        listed = re.findall(r'<tr><td><a href="/entrants/([^"]+)">', table)
+        assert listed == sorted(m.opponent for m in most)  # the two met most, in name order
+        assert f"{len(view.matchups) - 2} more opponent" in text and 'href="/api/entrants/ann"' in text
+        every = (await http.get("/api/entrants/ann")).json()["matchups"]
+        assert [m["opponent"] for m in every] == [m.opponent for m in view.matchups]  # the API lists every one

@@ -200,6 +200,6 @@ def test_the_fit_rates_every_version_that_played_with_an_interval(store: LadderS
         started = store.start_next()
         assert started is not None
         store.finish(started[0], record([1, 2, 3]))  # ann always first, cat always last
-    rows = fit_standings(store.games(limit=-1), store.versions())
+    rows = fit_standings(store.rated_games(), store.versions())
     assert [row.entrant for row in rows] == ["ann", "bob", "cat"]
     assert all(row.lower < row.rating < row.upper and row.games == 6 for row in rows)

@@ -9,7 +9,7 @@ Ties use the Breslow form. docs/ratings.md explains the model and the formulas.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -657,6 +657,33 @@ def fit_plackett_luce(
         return _newton(blocks, sample, stride, n, len(games), seat_offsets, precision, prior_sd, max_iter, tol)
 
 
+_SMALLEST_STEP = 1e-6
+"""The shortest fraction of a Newton step the line search tries before it gives the step up."""
+
+
+def _line_search(
+    params: FloatArray,
+    step: FloatArray,
+    logpost: float,
+    evaluate: Callable[[FloatArray], tuple[float, float, FloatArray]],
+) -> tuple[FloatArray, tuple[float, float, FloatArray]] | None:
+    """The first of ``params + step``, ``params + step / 2``, ... whose log-posterior is finite and no
+    worse than ``logpost`` (with its likelihood, log-posterior and gradient); None when even
+    ``_SMALLEST_STEP`` of the step is not."""
+    scale = 1.0
+    while scale >= _SMALLEST_STEP:
+        candidate = params + scale * step
+        figures = evaluate(candidate)
+        if (
+            math.isfinite(figures[1])
+            and bool(np.all(np.isfinite(figures[2])))
+            and (figures[1] >= logpost - 1e-12 * abs(logpost))
+        ):
+            return candidate, figures
+        scale /= 2.0
+    return None
+
+
 def _newton(
     blocks: list[_Block],
     sample: list[_Block],
@@ -707,14 +734,18 @@ def _newton(
         iterations += 1
         # The log-posterior is concave, so a full Newton step almost always improves
         # it; halving guards the first steps from far away.
-        scale = 1.0
-        while True:
-            candidate = params + scale * step
-            c_loglik, c_logpost, c_grad = _gradient(candidate, blocks, n, seat_offsets, precision)
-            if c_logpost >= logpost - 1e-12 * abs(logpost) or scale < 1e-6:
+        taken = _line_search(params, step, logpost, lambda at: _gradient(at, blocks, n, seat_offsets, precision))
+        if taken is None:
+            # No point along the step is as good (or its figures are not finite): a step of the
+            # sampled Hessian that went astray, or the optimum within the floats' precision.
+            # Never take it (a NaN here once ended a fit of 2 million games): try again with
+            # the exact Hessian, and stop where even that finds nothing better.
+            if exact:
                 break
-            scale /= 2.0
-        params, loglik, logpost, grad = candidate, c_loglik, c_logpost, c_grad
+            exact = True
+            factor = cho_factor(information(params, exact))
+            continue
+        params, (loglik, logpost, grad) = taken
         if stride == 1 or (not exact and decrement / 2.0 > _SAMPLED_HESSIAN_KEPT):
             factor = cho_factor(information(params, exact))
     if not exact:

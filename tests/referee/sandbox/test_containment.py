@@ -9,8 +9,10 @@ user and runs the referee as that user, as most people run local matches.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -32,6 +34,7 @@ from referee.process import open_bot
 from referee.sandbox import host_support, require_level
 from referee.sandbox.launch import nproc_counted_per_namespace
 from referee.sandbox.strays import descendants, namespace_pid
+from referee.sandbox.view import FIFO_INSIDE
 from referee.seats import open_pool
 from referee.settings import Clock, RefereeSettings
 from tests.conftest import ROOT, TEST_BOTS
@@ -165,6 +168,41 @@ async def test_a_bot_sees_its_own_control_group_as_the_root_not_the_hosts_path_o
     assert str(os.getpid()) not in bot.stderr_text() and "famiglia" not in bot.stderr_text()
 
 
+MOUNTS_PEEK = """
+import json
+print(json.dumps({name: open("/proc/self/" + name).read() for name in ("mountinfo", "mounts", "mountstats")}), flush=True)
+"""
+_HOST_FILESYSTEMS_NOT = {"tmpfs", "proc", "devtmpfs", "devpts", "sysfs", "mqueue"}
+"""The kinds of the view's own mounts (bwrap's, the private /tmp and /proc): the others are the host's folders."""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+async def test_a_bots_mount_table_shows_neither_the_referees_pid_nor_a_host_path_outside_its_view(
+    level: str, host: Path
+) -> None:
+    # Issue 42: /proc/self/mountinfo gives, for each mount, the path on the host it comes from.
+    # The stdout FIFO came from /tmp/famiglia-bots-<referee pid>-.../out-<count>-...: now both
+    # names are random tokens, and every folder of the host is mounted at its own path.
+    settings = RefereeSettings(sandbox=require_level(level), grace_ms=200)
+    spec = BotSpec(name="mounts", command=[sys.executable, "-c", MOUNTS_PEEK], cwd=str(host))
+    async with open_bot(spec, settings) as bot:
+        with trio.fail_after(60):
+            tables = json.loads(await bot.readline())
+    sources = {}
+    for line in tables["mountinfo"].splitlines():
+        fields = line.split()
+        root, point, kind = fields[3], fields[4], fields[fields.index("-") + 1]
+        sources[point] = (root, kind)
+    fifo_root, _ = sources.pop(FIFO_INSIDE)
+    # The path within its filesystem: /tmp/... on the disk, or /... where /tmp is a mount of its own.
+    assert re.fullmatch(r"(/[^/]+)*/famiglia-bots-r[0-9a-f]{16}/[0-9a-f]{16}", fifo_root), fifo_root
+    elsewhere = {point: root for point, (root, kind) in sources.items() if kind not in _HOST_FILESYSTEMS_NOT
+                 and root != point}  # fmt: skip
+    assert elsewhere == {}, elsewhere
+    for name, text in tables.items():
+        assert f"famiglia-bots-{os.getpid()}" not in text and "/out-" not in text, name
+
+
 # --- sockets: none of the host's is reachable ----------------------------------------
 
 
@@ -243,9 +281,10 @@ async def test_nothing_a_warm_bot_started_outlives_its_game(host: Path) -> None:
                 assert f"stray_spinner: game {game + 1}: previous helper gone" in first.stderr_text()
             for seat, spec in zip(seats, [passer, spinner, passer], strict=True):
                 pool.release(seat, spec)
-            # Right after the game: the sandbox's init and the bot alone are alive below the chain.
+            # Right after the game: the sandbox's init (the seat's sysinfo supervisor) and the bot
+            # alone are alive below the chain.
             alive = [pid for pid in descendants(first.process.pid) if namespace_pid(pid) is not None]
-            assert len(alive) == 2, alive
+            assert sorted(namespace_pid(pid) for pid in alive) == [1, 2], alive
 
 
 # --- a referee that is not root: the user's own files ---------------------------------

@@ -43,8 +43,10 @@ PAIR = ROOT / "tests" / "bots" / "hostile" / "kernel_courier" / "pair.py"
 ON_FILES = ["flock", "posix", "ofd", "inotify", "fanotify", "nowait", "mincore", "cachestat"]
 ON_FOLDERS = ["dnotify"]
 BY_NAME = ["msg", "shm", "sem", "mq", "abstract", "devshm", "tmp", "keys"]
-MACHINE = {"pty_nr": 20, "procs": 100, "meminfo": 512}
-"""The machine's figures and how much of each the writer takes: terminals, threads, MiB."""
+MACHINE = {"pty_nr": 20, "procs": 100, "meminfo": 512, "sysinfo_shared": 512}
+"""The machine's figures and how much of each the writer takes: terminals, threads, MiB, MiB."""
+SYSINFO_FIXED = {"procs": "value 1", "sysinfo_shared": "value 0"}
+"""What sysinfo tells every seat, whatever any seat holds (referee.sandbox.sysinfo_answer)."""
 
 
 @pytest.fixture
@@ -128,9 +130,7 @@ def figure(answer: str) -> int:
 def test_no_kernel_state_one_seat_sets_tells_another_seat_a_bit(level: str, arena: Path) -> None:
     require_level(level)
     courier = copy_bot(arena, "kernel_courier")
-    # sysinfo's figures stay readable at standard (referee.sandbox.seccomp says why): strict only.
-    machine = {name: amount for name, amount in MACHINE.items() if name != "procs" or level == "strict"}
-    tasks, _ = plan(machine)
+    tasks, _ = plan(MACHINE)
     report = run_pair(level, courier, tasks)
     assert leaks(report) == {}, report["discrete"]
     # What the filter refuses, and why it is not a bit either way.
@@ -144,8 +144,9 @@ def test_no_kernel_state_one_seat_sets_tells_another_seat_a_bit(level: str, aren
     figures = {channel: samples(trials) for channel, trials in report["analog"].items()}
     assert set(figures["pty_nr"]) == {"refused EACCES"}
     assert len(set(figures["meminfo"])) == 1, figures["meminfo"]  # the same fixed figure, whatever the writer holds
-    if level == "strict":
-        assert set(figures["procs"]) == {"refused ENOSYS"}
+    # sysinfo is answered by each seat's supervisor with fixed figures: the writer's threads and memory do not show.
+    for channel, fixed in SYSINFO_FIXED.items():
+        assert set(figures[channel]) == {fixed}, (channel, figures[channel])
 
 
 def test_unconfined_the_same_pair_carries_every_secret(arena: Path) -> None:
@@ -164,6 +165,7 @@ def test_unconfined_the_same_pair_carries_every_secret(arena: Path) -> None:
     assert moved["pty_nr"] >= MACHINE["pty_nr"] // 2, report["analog"]
     assert moved["procs"] >= MACHINE["procs"] // 2, report["analog"]
     assert moved["meminfo"] >= (MACHINE["meminfo"] << 10) // 2, report["analog"]  # kB
+    assert moved["sysinfo_shared"] >= (MACHINE["sysinfo_shared"] << 10) // 2, report["analog"]  # kB
 
 
 def test_a_regular_users_seats_share_no_kernel_state_either(arena: Path) -> None:
@@ -174,9 +176,11 @@ def test_a_regular_users_seats_share_no_kernel_state_either(arena: Path) -> None
     courier = copy_bot(arena, "kernel_courier")
     shutil.copy(PAIR, courier.parent / "pair.py")
     subprocess.run(["chmod", "-R", "o+rX", str(arena)], check=True)
-    tasks, _ = plan({"pty_nr": 20, "meminfo": 256})
+    tasks, _ = plan({"pty_nr": 20, "meminfo": 256, "procs": 50, "sysinfo_shared": 256})
     report = run_pair("standard", courier, tasks, user=user, code=code)
     assert leaks(report) == {}, report["discrete"]
     assert report["discrete"]["keys"] == ["refused EPERM"] * 2
     assert set(samples(report["analog"]["pty_nr"])) == {"refused EACCES"}
     assert len(set(samples(report["analog"]["meminfo"]))) == 1, report["analog"]
+    for channel, fixed in SYSINFO_FIXED.items():
+        assert set(samples(report["analog"][channel])) == {fixed}, report["analog"]

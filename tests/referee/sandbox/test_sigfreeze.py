@@ -165,7 +165,7 @@ def test_a_tree_stopped_by_signal_dies_with_a_referee_killed_by_sigkill(tmp_path
                                stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     try:
         assert referee.stdout is not None and referee.stdout.readline().strip() == "held"
-        assert len(processes_in(folder)) >= 10  # bwrap's monitor and init, the bot, eight spinners
+        assert len(processes_in(folder)) >= 10  # bwrap's monitor, the bot, eight spinners (the init works in /)
         os.kill(referee.pid, signal.SIGKILL)
         referee.wait()
         assert wait_until_gone(folder, 30.0) == [], "stopped bots outlived their referee"

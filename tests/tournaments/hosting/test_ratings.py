@@ -182,6 +182,46 @@ def test_sampled_hessian_steps_reach_the_exact_newton_optimum(monkeypatch: pytes
     assert sampled.log_posterior == pytest.approx(exact.log_posterior, abs=1e-9)
 
 
+def test_a_step_whose_log_posterior_is_not_finite_is_never_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fit of 2 million ladder games once took a Newton step to NaN (the line search accepted its
+    shortest try whatever it gave) and failed in the covariance. A point whose figures are not
+    finite is refused: the sampled Hessian's step is retried with the exact one, and the fit ends
+    with finite ratings where no step is better."""
+    rng = np.random.default_rng(5)
+    n = 12
+    games = simulate(rng, rng.normal(0.0, 0.6, n), 3000, {3: [0.2, 0.0, -0.2]})
+    honest = ratings._gradient
+    poisoned: list[float] = []
+
+    def gradient(params: NDArray[np.float64], *rest: object) -> tuple[float, float, NDArray[np.float64]]:
+        loglik, logpost, grad = honest(params, *rest)  # type: ignore[arg-type]
+        if np.abs(params).max() > 0.0:  # every point but the start overflows
+            poisoned.append(logpost)
+            return loglik, float("nan"), grad
+        return loglik, logpost, grad
+
+    monkeypatch.setattr(ratings, "_gradient", gradient)
+    monkeypatch.setattr(ratings, "_HESSIAN_SAMPLE", 500)  # the sampled Hessian first, then the exact one
+    fit = fit_plackett_luce(games, n)
+    assert poisoned, "the line search never tried a step"
+    assert not fit.converged and np.all(np.isfinite(fit.ratings)) and np.all(np.isfinite(fit.stderr))
+    assert fit.ratings == [0.0] * n  # nothing better than the start was found, and nothing worse was taken
+
+
+def test_the_line_search_takes_the_longest_finite_improving_fraction_of_the_step() -> None:
+    start = np.zeros(2)
+    step = np.array([4.0, 0.0])
+
+    def evaluate(at: NDArray[np.float64]) -> tuple[float, float, NDArray[np.float64]]:
+        # A log-posterior that overflows past 1.5 and improves up to 3 (its peak).
+        value = float("inf") if at[0] > 1.5 else -((at[0] - 3.0) ** 2)
+        return value, value, np.zeros(2)
+
+    taken = ratings._line_search(start, step, -9.0, evaluate)
+    assert taken is not None and taken[0].tolist() == [1.0, 0.0]  # 4 and 2 overflow, 1 improves on -9
+    assert ratings._line_search(start, step, 0.0, evaluate) is None  # nothing reaches the peak's 0
+
+
 def test_information_by_entrant_and_seat_matches_the_cell_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pairs of players are summed into a cell x cell matrix when there are games enough
     to fill it, else (and for large fields) by entrant and seat: the same Hessian."""

@@ -12,7 +12,8 @@ bit each; ``<count>``: how many bits, for channels with no file):
 - ``receive <channel> <tag> <targets|count>``: ``bits <0 and 1 ...>`` or ``refused <ERRNO>``;
 - ``hold <channel> <amount>`` / ``sample <channel>``: for the machine's
   figures (``pty_nr``: terminals; ``procs``: threads, by ``sysinfo``;
-  ``meminfo``: shared memory in MiB, ``Shmem`` in kB): the writer takes
+  ``meminfo``: shared memory in MiB, ``Shmem`` in kB; ``sysinfo_shared``:
+  the same memory, ``sysinfo``'s shared figure in kB): the writer takes
   ``amount`` of them; the reader reads the figure, ``value <n>`` or ``refused <ERRNO>``;
 - ``clear``: let go of everything held (locks, watches, objects, threads, memory); ``ok``.
 
@@ -366,10 +367,10 @@ def sample(channel):
     if channel == "pty_nr":
         with open("/proc/sys/kernel/pty/nr") as handle:
             return int(handle.read())
-    if channel == "procs":
+    if channel in ("procs", "sysinfo_shared"):
         info = SysInfo()
         check(libc.sysinfo(ctypes.byref(info)))
-        return info.procs
+        return info.procs if channel == "procs" else info.sharedram * info.mem_unit >> 10
     assert channel == "meminfo"
     with open("/proc/meminfo") as handle:  # shared memory: the figure the rest of the machine moves least
         return next(int(line.split()[1]) for line in handle if line.startswith("Shmem:"))
