@@ -342,10 +342,10 @@ class BotProcess(ChannelBase):
         self.resume()
         if self.process.returncode is not None:
             return
-        if not kill_strays(self.process.pid, namespaced=self.namespaced) or not self._clean_after_end():
+        if not kill_strays(self.process.pid, namespaced=self.namespaced) or not self.clean_after_end():
             self.healthy = False
 
-    def _clean_after_end(self) -> bool:
+    def clean_after_end(self) -> bool:
         """Drop the whole lines the bot wrote after its game's end (part of no game); False when a line
         is left begun, or more came than a bot says after its end: read in its next game, they would
         be taken for that game's (a log misfiled, or unasked output that ends it)."""

@@ -78,7 +78,9 @@ class WarmPool:
         idle = [] if fresh else self._idle.get(self._key(spec), [])
         for index in range(len(idle) - 1, -1, -1):
             held = idle[index]
-            if held.bot.process.returncode is not None or not held.bot.healthy:
+            # Looked at again now, not only at its last game's end: a line the bot began after that
+            # end, on a loaded machine, may have come only since (glued to its next ready line).
+            if held.bot.process.returncode is not None or not held.bot.healthy or not held.bot.clean_after_end():
                 del idle[index]
                 held.close.set()
                 continue

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from protocol.messages import TimeControl
 from referee.bots import BotSpec, load_bot
@@ -152,4 +153,10 @@ async def test_a_process_that_leaves_a_line_begun_after_its_game_is_not_reused(f
             for seat, spec in zip(seats, [passer, unfinished, passer], strict=True):
                 pool.release(seat, spec)
             assert record.result.terminations == [], record.result.terminations
+            # The half line may come after the game's end was looked at (a loaded machine): once it is
+            # there, the pool's next look, at the next acquire, must still refuse the process.
+            reader = seats[1].reader  # type: ignore[attr-defined]
+            with trio.fail_after(120):
+                while reader.pending_line() is not None or not reader.partial:
+                    await trio.sleep(0.01)
     assert processes[0] != processes[1]  # a fresh process for the second game
