@@ -100,7 +100,7 @@ async def test_an_honest_field_at_its_bound_game_after_game_plays_on_without_pil
     async with trio.open_nursery() as nursery:
         await nursery.start(ladder.run)
         await four_playing(ladder)
-        await until(lambda: len(watching.starts) >= 60)
+        await until(lambda: len(watching.starts) >= 30)
         nursery.cancel_scope.cancel()
     assert max(start.pending_tables for start in watching.starts) <= ladder.config.concurrency + 1
     counts = ladder.store.counts()
@@ -144,7 +144,7 @@ async def test_a_bot_slow_only_when_losing_is_held_to_its_share_of_game_time(tmp
         await until(lambda: store.version(loser).state in ("active", "rejected"))
         assert store.version(loser).state == "active", store.version(loser).reason
         # It fails nothing the health rule counts, so only its share keeps it from the others' tables.
-        await until(lambda: store.version(loser).games >= 24, 600)
+        await until(lambda: store.version(loser).games >= 12, 600)
         nursery.cancel_scope.cancel()
     assert store.version(loser).state == "active" and store.version(loser).suspension == ""
     limit = ladder.shares.time_limit(3, 5)
@@ -173,14 +173,14 @@ async def test_a_stream_of_resubmissions_of_a_failing_bot_buys_one_game_each_not
         await until(lambda: store.version(first).state in ("suspended", "rejected"))
         assert store.version(first).state == "suspended", store.version(first).reason
         resubmitted = []
-        for _ in range(3):  # the same failing bot again, each time it is suspended
+        for _ in range(2):  # the same failing bot again, each time it is suspended (each costs a check)
             again = submit(ladder, "eve", SLEEPER)
             resubmitted.append(again)
             await until(lambda: store.version(again).state in ("suspended", "rejected"))  # noqa: B023
             assert store.version(again).state == "suspended", store.version(again).reason
         nursery.cancel_scope.cancel()
     # Each resubmission inherited eve's faults: suspended at its first failing game, not after three more.
-    assert [store.version(v).games for v in resubmitted] == [1, 1, 1]
+    assert [store.version(v).games for v in resubmitted] == [1, 1]
     assert all("by the entrant's earlier versions" in store.version(v).suspension for v in resubmitted)
     # Its versions never held more than eve's one share of the games in flight, whichever version played.
     assert all(start.in_flight["eve"] <= 1 for start in watching.starts if "eve" in start.entrants)
