@@ -78,6 +78,16 @@ class ViewSpace(gymnasium.spaces.Space[Any]):
 
 
 # pettingzoo ships no type information: its AECEnv is Any to the type checker.
+def observation_space(view_type: Any, encoding: Any, form: ObservationForm) -> tuple[str, gymnasium.spaces.Dict]:
+    """What an agent observes, the same in the turn-by-turn and the parallel environment: its key in the
+    observation ("observation" for the vector, "view" for the view itself) and the space of both."""
+    mask = gymnasium.spaces.Box(0, 1, (encoding.action_size,), np.int8)
+    if form == "vector":
+        vector = gymnasium.spaces.Box(encoding.low, encoding.high, (encoding.observation_size,), np.float32)
+        return "observation", gymnasium.spaces.Dict({"observation": vector, "action_mask": mask})
+    return "view", gymnasium.spaces.Dict({"view": ViewSpace(view_type), "action_mask": mask})
+
+
 class FamigliaEnv(AECEnv[str, Observation, Any]):  # type: ignore[misc]
     """One famiglia game as a PettingZoo AEC environment (module docstring)."""
 
@@ -109,19 +119,10 @@ class FamigliaEnv(AECEnv[str, Observation, Any]):  # type: ignore[misc]
         self.encoding = self.rules.encoding(self.n, self.config)
         self.possible_agents = [f"player_{seat}" for seat in range(self.n)]
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        mask_space = gymnasium.spaces.Box(0, 1, (self.encoding.action_size,), np.int8)
-        first: gymnasium.spaces.Space[Any]
-        if observation == "vector":
-            first = gymnasium.spaces.Box(
-                self.encoding.low, self.encoding.high, (self.encoding.observation_size,), np.float32
-            )
-            key = "observation"
-        else:
-            first = ViewSpace(self.rules.view_type)
-            key = "view"
-        self._key = key
-        self.observation_spaces = {
-            agent: gymnasium.spaces.Dict({key: first, "action_mask": mask_space}) for agent in self.possible_agents
+        self._key = observation_space(self.rules.view_type, self.encoding, observation)[0]
+        self.observation_spaces = {  # a space of its own for each agent: a space keeps its own sampling seed
+            agent: observation_space(self.rules.view_type, self.encoding, observation)[1]
+            for agent in self.possible_agents
         }
         self.action_spaces = {
             agent: gymnasium.spaces.Discrete(self.encoding.action_size) for agent in self.possible_agents

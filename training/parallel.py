@@ -24,7 +24,7 @@ from pettingzoo import ParallelEnv
 
 from referee.games import get_rules
 from referee.games.base import GameState, SeededChance
-from training.aec import ObservationForm, ViewSpace
+from training.aec import ObservationForm, observation_space
 from training.decisions import Asked, Observation, RewardFn, rank_reward
 
 __all__ = ["FamigliaParallelEnv", "parallel_env"]
@@ -61,18 +61,9 @@ class FamigliaParallelEnv(ParallelEnv[str, Observation, Any]):  # type: ignore[m
         self.encoding = self.rules.encoding(self.n, self.config)
         self.possible_agents = [f"player_{seat}" for seat in range(self.n)]
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        mask_space = gymnasium.spaces.Box(0, 1, (self.encoding.action_size,), np.int8)
-        first: gymnasium.spaces.Space[Any]
-        if observation == "vector":
-            first = gymnasium.spaces.Box(
-                self.encoding.low, self.encoding.high, (self.encoding.observation_size,), np.float32
-            )
-            key = "observation"
-        else:
-            first = ViewSpace(self.rules.view_type)
-            key = "view"
-        self.observation_spaces = {
-            agent: gymnasium.spaces.Dict({key: first, "action_mask": mask_space}) for agent in self.possible_agents
+        self.observation_spaces = {  # a space of its own for each agent: a space keeps its own sampling seed
+            agent: observation_space(self.rules.view_type, self.encoding, observation)[1]
+            for agent in self.possible_agents
         }
         self.action_spaces = {
             agent: gymnasium.spaces.Discrete(self.encoding.action_size) for agent in self.possible_agents
