@@ -215,7 +215,8 @@ class Ladder:
             path.unlink(missing_ok=True)
 
     def next_game(self) -> tuple[int, int, list[int]] | None:
-        """The next game to play, now running; None while the host paused the ladder or no table can be filled.
+        """The next game to play, now running; None while the host paused the ladder or no table can be filled
+        (not even from entrants past their share of games in flight: a game in flight must end first).
 
         No entrant takes more than its share (``ladder.shares``): a pending game waits while one of its
         entrants is past it, and a new table is dealt from those within it when none is playable (while
@@ -257,8 +258,10 @@ class Ladder:
             self.store.fail(game, "a seat's version is no longer active or not ready on this server")
         if size is None:
             return None
-        self._tables += 1
         seatable = set(self.shares.seatable(owners, size, slots))
+        if len(seatable) < size:
+            return None  # only entrants held to their games in flight could fill it: one of those ends first
+        self._tables += 1
         candidates = [c for c in self.store.candidates() if c.version in owners and c.version in seatable]
         members = choose_table(candidates, size, self._rng)
         table = self.store.add_table(self._rng.getrandbits(62), members, table_seatings(members))

@@ -7,21 +7,22 @@ every game. A month-long ladder saw one such bot at 11 of its first 26 tables an
 96.5 % of its game time. The share bounds that, whatever the interval says.
 
 With ``n`` entrants playing and tables of ``k`` seats, an entrant sits at ``k / n`` of
-all tables when every one is dealt alike: its fair share. ``SLACK`` above it is
-allowed (ratings need some unevenness: the neediest first); beyond that the entrant
-waits. Two shares are bounded, both counted by entrant, not by version, so that a
-resubmission starts with its entrant's share and cannot reset it:
+all tables when every one is dealt alike (``fair_share``), and owns ``1 / n`` of all
+game time, a game's seconds being split among its seats (``fair_time_share``).
+``SLACK`` above either is allowed (ratings need some unevenness: the neediest first);
+beyond that the entrant waits. Two shares are bounded, both counted by entrant, not by
+version, so that a resubmission starts with its entrant's share and cannot reset it:
 
 * games in flight: at most ``max(1, floor(SLACK * k / n * slots))`` of the ``slots``
   games played at once;
 * recent game time: its seconds of the last ``RECENT_GAMES`` games the ladder
   finished (its own thinking, and the waits its failures cost: ``seat_seconds``), at
-  most ``SLACK * k / n`` of their seconds. A slow bot's games are long, so it reaches
+  most ``SLACK / n`` of their seconds. A slow bot's games are long, so it reaches
   this bound after few of them; the bots beside it are not charged its slowness.
 
 A pending game waits while one of its entrants is past a bound, and a new table is
 dealt from the entrants within both. Only when those cannot fill a table is it topped
-up from the others, the least loaded first (``ShareBook.seatable``): a small field
+up from the others not ``held``, the least loaded first (``ShareBook.seatable``): a small field
 (five entrants, two games at once, three seats: six seats to fill from five) must
 still play, and game time moves on only as games are played. New tables are dealt
 so while fewer than ``slots + 1`` are pending; past that, the pending game that goes
@@ -37,7 +38,7 @@ import math
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["RECENT_GAMES", "SLACK", "ShareBook", "fair_share", "seat_seconds"]
+__all__ = ["RECENT_GAMES", "SLACK", "ShareBook", "fair_share", "fair_time_share", "seat_seconds"]
 
 SLACK = 1.25
 """How far above its fair share an entrant may go."""
@@ -48,6 +49,12 @@ RECENT_GAMES = 200
 def fair_share(seats: int, entrants: int) -> float:
     """The share of tables an entrant sits at when all are dealt alike (at most all of them)."""
     return min(1.0, seats / entrants) if entrants else 1.0
+
+
+def fair_time_share(entrants: int) -> float:
+    """The share of all game time an entrant owns when all are dealt alike and think alike: each game's
+    seconds are split among its seats, so the shares of all entrants sum to one."""
+    return 1.0 / entrants if entrants else 1.0
 
 
 def seat_seconds(
@@ -132,19 +139,19 @@ class ShareBook:
         """The most games in flight one entrant sits in while others can fill the table instead."""
         return max(1, math.floor(SLACK * fair_share(seats, entrants) * slots + 1e-9))
 
-    def time_limit(self, seats: int, entrants: int) -> float:
+    def time_limit(self, entrants: int) -> float:
         """The most of recent game time one entrant's games may take while others can fill the table instead."""
-        return min(1.0, SLACK * fair_share(seats, entrants))
+        return min(1.0, SLACK * fair_time_share(entrants))
 
     def within(self, names: Iterable[str], seats: int, entrants: int, slots: int) -> bool:
         """Whether a game of ``names`` keeps each of them within its shares of games in flight and of game time."""
-        flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(seats, entrants)
+        flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(entrants)
         return all(self._flight[name] < flight and self._share(name) <= time + 1e-9 for name in names)
 
     def load(self, names: Iterable[str], seats: int, entrants: int) -> tuple[int, int]:
         """How far a game of ``names`` would go past the shares: how many of them are past their share of
         game time, and their games in flight in all. What orders the pending games when none is within."""
-        time = self.time_limit(seats, entrants)
+        time = self.time_limit(entrants)
         named = list(names)
         return sum(self._share(name) > time + 1e-9 for name in named), sum(self._flight[name] for name in named)
 
@@ -153,34 +160,37 @@ class ShareBook:
         share of games in flight and its games are not known to be quick (none recent, or on average more
         than twice the field's median). A small field's quick entrants go past their share then; a bot
         whose games run their clock out never holds two of them at once."""
-        if self._flight[name] < self.flight_limit(seats, entrants, slots):
-            return False
+        return self._flight[name] >= self.flight_limit(seats, entrants, slots) and not self.known_quick(name)
+
+    def known_quick(self, name: str) -> bool:
+        """Whether ``name``'s recent games are known to be quick: it has some, and their mean seconds are at
+        most twice the median of every entrant's mean."""
         games = self._games[name]
         if not games:
-            return True
+            return False
         means = sorted(self._spent[other] / count for other, count in self._games.items())
-        return self._spent[name] / games > 2 * means[len(means) // 2]
+        return self._spent[name] / games <= 2 * means[len(means) // 2]
 
     def seatable(self, owners: Mapping[int, str], seats: int, slots: int) -> list[int]:
         """Of ``owners`` (version id: its entrant, for every version playing), those a new table of
         ``seats`` may be dealt from: every one within its shares, topped up to ``seats`` if need be from
-        the others, the least loaded first, so that a small field still fills its tables.
+        the others, the least loaded first, so that a small field still fills its tables. Fewer than
+        ``seats`` when even the top-up cannot fill one: no table is dealt until a game ends.
 
-        The top-up's order: past its share of game time last; then fewest games in flight; then those
-        whose recent games are known to be quick, the quickest first, and last those with none (a new
-        version's first game may be its first timeout: it is not the one to hold two tables at once).
+        The top-up never takes an entrant ``held`` (at its share of games in flight, its games not known
+        to be quick: a new version's first game may be its first timeout, and a bot slow only when it
+        is losing must not hold two tables at once). Its order: past its share of game time last; then
+        fewest games in flight; then the quickest recent games first.
         """
         entrants = len(set(owners.values()))
-        flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(seats, entrants)
+        flight, time = self.flight_limit(seats, entrants, slots), self.time_limit(entrants)
         fits = [v for v, name in owners.items() if self._flight[name] < flight and self._share(name) <= time + 1e-9]
         if len(fits) >= seats:
             return fits
 
-        def load(version: int) -> tuple[bool, int, bool, float]:
+        def load(version: int) -> tuple[bool, int, float]:
             name = owners[version]
-            games = self._games[name]
-            per_game = self._spent[name] / games if games else 0.0
-            return self._share(name) > time + 1e-9, self._flight[name], not games, per_game
+            return self._share(name) > time + 1e-9, self._flight[name], self._spent[name] / self._games[name]
 
-        rest = sorted((v for v in owners if v not in fits), key=load)
-        return fits + rest[: seats - len(fits)]
+        rest = [v for v in owners if v not in fits and not self.held(owners[v], seats, entrants, slots)]
+        return fits + sorted(rest, key=load)[: seats - len(fits)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ladder.shares import SLACK, ShareBook, fair_share, seat_seconds
+from ladder.shares import SLACK, ShareBook, fair_share, fair_time_share, seat_seconds
 
 FIELD = {1: "ann", 2: "bob", 3: "cat", 4: "dan", 5: "hog"}
 """Five versions of five entrants: at 3-seat tables each sits at 3/5 of them when all are dealt alike."""
@@ -16,8 +16,24 @@ def test_the_fair_share_is_the_seats_over_the_entrants_and_never_more_than_every
     assert fair_share(3, 5) == 0.6 and fair_share(3, 3) == 1.0 and fair_share(4, 2) == 1.0
 
 
+def test_the_fair_share_of_game_time_is_one_over_the_entrants_whatever_the_table_size() -> None:
+    # A game's seconds are split among its seats, so the entrants' shares of all game time sum to one:
+    # five alike, at 3-seat tables, own a fifth each (not the 3/5 of the tables they sit at).
+    book = ShareBook()
+    names = ["ann", "bob", "cat", "dan", "eve"]
+    for game in range(5):
+        table = [names[(game + i) % 5] for i in range(3)]
+        book.started(game, table)
+        book.ended(game, seat_seconds(3.0, table, [1.0, 1.0, 1.0], [False] * 3))
+    assert book.time_shares() == pytest.approx(dict.fromkeys(names, fair_time_share(5)))
+    assert book.time_limit(5) == pytest.approx(SLACK / 5)
+
+
 def test_an_entrant_at_its_share_of_games_in_flight_joins_no_new_table_while_others_can_fill_it() -> None:
     book = ShareBook()
+    for game, name in enumerate(FIELD.values()):  # one game each: none is held for want of a record
+        book.started(game, [name])
+        book.ended(game, {name: 0.5 if name == "hog" else 0.2})  # the hog's, past twice the median, is slow
     book.started(10, ["hog", "ann", "bob"])  # 2 games at once: 1.25 * 3/5 * 2 = 1.5, so one game each
     assert book.flight_limit(3, 5, 2) == 1
     assert not book.within(["hog", "cat", "dan"], 3, 5, 2)
@@ -35,8 +51,8 @@ def test_a_slow_entrants_games_count_against_its_share_of_game_time_and_it_waits
     # One timeout: the whole clock of its seat, on no seat's meter; ann and bob thought 50 ms each.
     book.ended(99, seat_seconds(11.0, ["hog", "ann", "bob"], [0.0, 0.05, 0.05], [True, False, False]))
     shares = book.time_shares()
-    assert shares["hog"] > SLACK * fair_share(3, 5)
-    assert shares["ann"] < fair_share(3, 5)  # sitting beside the hog did not cost ann her share
+    assert shares["hog"] > SLACK * fair_time_share(5)
+    assert shares["ann"] < fair_time_share(5)  # sitting beside the hog did not cost ann her share
     assert "hog" not in {FIELD[v] for v in book.seatable(FIELD, 3, 2)}
     assert not book.within(["hog"], 3, 5, 2)
 
@@ -44,14 +60,14 @@ def test_a_slow_entrants_games_count_against_its_share_of_game_time_and_it_waits
 def test_an_entrant_past_its_share_of_time_gets_a_seat_again_once_others_games_outweigh_its_own() -> None:
     book = ShareBook(recent_games=20)
     book.started(0, ["hog", "ann", "bob"])
-    book.ended(0, {"hog": 5.0})
+    book.ended(0, {"hog": 2.0})
     game = 1
     while not book.within(["hog"], 3, 5, 2):
         book.started(game, ["ann", "cat", "dan"])
         book.ended(game, {"ann": 0.2, "cat": 0.2, "dan": 0.1})
         game += 1
         assert game < 100, "the hog's share never came down"
-    assert book.time_shares()["hog"] <= SLACK * fair_share(3, 5)
+    assert book.time_shares()["hog"] <= SLACK * fair_time_share(5)
 
 
 def test_the_top_up_takes_the_least_loaded_and_those_past_their_time_share_last() -> None:
@@ -127,3 +143,26 @@ def test_a_slow_or_unknown_entrant_at_its_share_of_games_in_flight_is_held_a_qui
     assert book.held("hog", 3, 5, 2)  # its games run their clock out
     assert book.held("new", 3, 5, 2)  # nothing known of its games yet
     assert not book.held("bob", 3, 5, 2)  # in no game now
+
+
+def test_the_top_up_never_takes_an_entrant_held_at_its_games_in_flight() -> None:
+    book = ShareBook()
+    for game, name in enumerate(["ann", "bob", "cat", "dan"] * 3 + ["hog"]):
+        book.started(game, [name])
+        book.ended(game, {name: 2.5 if name == "hog" else 1.0})  # the hog's game is slow, yet within its time
+    assert book.time_shares()["hog"] < book.time_limit(5)
+    book.started(10, ["hog", "ann", "bob"])
+    book.started(11, ["cat"])
+    assert book.flight_limit(3, 5, 3) == 2 and 5 in book.seatable(FIELD, 3, 3)  # three slots: two games each
+    # Two slots: one game each. Dan alone is within; quick ann, bob or cat top the table up, never the slow hog.
+    seatable = book.seatable(FIELD, 3, 2)
+    assert 4 in seatable and 5 not in seatable and len(seatable) == 3
+    book.started(12, ["dan"])
+    seatable = book.seatable(FIELD, 3, 2)  # everyone is in a game now: still not the hog
+    assert 5 not in seatable and len(seatable) == 3
+
+
+def test_no_table_is_dealt_when_only_held_entrants_could_fill_it() -> None:
+    book = ShareBook()
+    book.started(0, ["ann", "bob", "hog"])  # nobody's games are known yet: a first game's seats are all held
+    assert len(book.seatable({1: "ann", 2: "bob", 3: "hog", 4: "dan"}, 3, 2)) < 3

@@ -14,7 +14,7 @@ import trio
 
 from ladder.config import LadderPaths, load_ladder
 from ladder.loop import Ladder
-from ladder.shares import fair_share
+from ladder.shares import fair_time_share
 from referee.match import MatchRecord, MatchSpec
 from tests.ladder.helpers import ROOT, SAMPLE_BOTS
 from tests.ladder.test_health_served import SLEEPER, submit, until
@@ -35,6 +35,8 @@ class Start(msgspec.Struct, frozen=True, kw_only=True):
     entrants: tuple[str, ...]
     in_flight: dict[str, int]
     time_shares: dict[str, float]
+    quick: frozenset[str]
+    """The entrants whose recent games were known to be quick (``ShareBook.known_quick``) when it was dealt."""
     pending_tables: int
 
 
@@ -56,12 +58,17 @@ class Watching(InProcessExecutor):
                 entrants=tuple(self.ladder.store.version(v).entrant for v in seating),
                 in_flight=dict(self.ladder.shares.in_flight()),
                 time_shares=self.ladder.shares.time_shares(),
+                quick=frozenset(name for name in self.entrants() if self.ladder.shares.known_quick(name)),
                 pending_tables=self.ladder.store.db.execute(
                     "SELECT COUNT(DISTINCT table_id) FROM game WHERE state = 'pending'"
                 ).fetchone()[0],
             )
         )
         return await super().play(spec, seats, replay)
+
+    def entrants(self) -> set[str]:
+        assert self.ladder is not None
+        return {version.entrant for version in self.ladder.store.versions(states=("active",))}
 
 
 def watched_ladder(folder: Path, *, window: int = 12) -> tuple[Ladder, Watching]:
@@ -143,17 +150,26 @@ async def test_a_bot_slow_only_when_losing_is_held_to_its_share_of_game_time(tmp
         loser = submit(ladder, "sly", SORE_LOSER)
         await until(lambda: store.version(loser).state in ("active", "rejected"))
         assert store.version(loser).state == "active", store.version(loser).reason
-        # It fails nothing the health rule counts, so only its share keeps it from the others' tables.
-        await until(lambda: store.version(loser).games >= 12, 600)
+        # It fails nothing the health rule counts, so only its share keeps it from the others' tables: play
+        # on until the others were dealt a game while it was past its share of game time (it waited), and
+        # it has played a few games since it first did.
+        limit = ladder.shares.time_limit(5)
+
+        def waited_then_played() -> bool:
+            waits = [i for i, s in enumerate(watching.starts) if s.time_shares.get("sly", 0.0) > limit]
+            return bool(waits) and sum("sly" in s.entrants for s in watching.starts[waits[0] :]) >= 3
+
+        await until(waited_then_played, 600)
         nursery.cancel_scope.cancel()
     assert store.version(loser).state == "active" and store.version(loser).suspension == ""
-    limit = ladder.shares.time_limit(3, 5)
-    assert limit == pytest.approx(1.25 * fair_share(3, 5))
+    assert limit == pytest.approx(1.25 * fair_time_share(5))
     starts = [start for start in watching.starts if "sly" in start.entrants]
     # Never dealt while past its share of the recent game time (the four others could always fill a table),
-    # nor in more games at once than its share.
+    # nor in more games at once than its share while its games were slow. (Five entrants cannot fill two
+    # 3-seat tables within one game each: a second game goes to one whose recent games are quick, and the
+    # sore loser's are whenever it has been winning.)
     assert all(start.time_shares.get("sly", 0.0) <= limit + 1e-9 for start in starts)
-    assert all(start.in_flight["sly"] <= flight_limit(ladder) for start in starts)
+    assert all(start.in_flight["sly"] <= flight_limit(ladder) or "sly" in start.quick for start in starts)
     # And its slowness did count: at some start it was the one taking the most game time.
     assert any(
         start.time_shares and max(start.time_shares, key=start.time_shares.__getitem__) == "sly"
