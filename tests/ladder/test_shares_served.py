@@ -133,9 +133,11 @@ async def test_a_bot_that_times_out_in_every_ladder_game_holds_one_of_two_games_
     # Never at more than its share of the games in flight: one of the two, the other left to the field.
     assert flight_limit(ladder) == 1
     assert all(watching.starts[i].in_flight["eve"] <= 1 for i in with_sleeper)
-    # Holding its table's games back did not pile tables up: a few pending, as many as games at once and one more.
+    # Holding its table's games back did not pile tables up: a few pending, as many as games at once and one
+    # more, and one more again when every pending game seated the sleeper while it was held in a game (a
+    # table without it is dealt then rather than a slot left idle).
     pending = store.db.execute("SELECT COUNT(DISTINCT table_id) FROM game WHERE state = 'pending'").fetchone()[0]
-    assert pending <= ladder.config.concurrency + 1, pending
+    assert pending <= ladder.config.concurrency + 2, pending
     # While its games ran their clocks out, the others' games went on beside them.
     during = watching.starts[with_sleeper[0] : with_sleeper[-1] + 1]
     assert sum("eve" not in start.entrants for start in during) > 0
