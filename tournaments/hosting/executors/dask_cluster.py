@@ -194,10 +194,10 @@ def tls_only_address(address: str, timeout_s: float) -> str | None:
         return None  # nothing listens: the worker waits for its scheduler
     try:
         _handshake(address, Security(), timeout_s)
-    except OSError:  # dropped, as a TLS scheduler drops a peer in the clear (not a timeout: no answer at all)
+    except TimeoutError:  # no answer at all; caught first, as it is an OSError too
+        return None
+    except OSError:  # dropped, as a TLS scheduler drops a peer in the clear
         return _answers_tls(address, timeout_s)
-    except TimeoutError:
-        pass
     return None
 
 
@@ -236,6 +236,8 @@ def connect_client(address: str, timeout_s: float) -> Client:
         _probe(address, timeout_s)
         try:
             _handshake(address, security, timeout_s)
+        except TimeoutError:
+            raise  # no answer at all (an OSError too): a TLS hello would wait as long again for nothing
         except OSError:
             if (tls := _answers_tls(address, timeout_s)) is not None:
                 raise DaskUnreachable(
