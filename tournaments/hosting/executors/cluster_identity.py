@@ -24,7 +24,6 @@ taken as before: a host that sets no secret asked for no identity.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import os
@@ -33,6 +32,8 @@ from typing import Any
 
 from distributed.comm import connect
 from distributed.security import Security
+
+from tournaments.hosting.executors.asyncio_apart import run_apart
 
 __all__ = ["OP", "PRELOAD", "SECRET_VARIABLE", "answer", "cluster_secret", "dask_setup", "identity_problem"]
 
@@ -100,7 +101,7 @@ def identity_problem(address: str, security: Security, timeout_s: float) -> str 
     secret = cluster_secret()
     challenge = secrets.token_hex(_CHALLENGE_CHARS // 2)
     try:
-        reply = asyncio.run(asyncio.wait_for(_ask(address, security, challenge, timeout_s), timeout_s))
+        reply = run_apart(lambda: _ask(address, security, challenge, timeout_s), timeout_s)
     except TimeoutError:
         raise TimeoutError(f"no answer to the cluster identity challenge within {timeout_s:g} s") from None
     proved = isinstance(reply, str) and bool(reply)  # a scheduler without the handler answers None

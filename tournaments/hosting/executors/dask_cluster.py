@@ -27,7 +27,6 @@ instead. A scheduler that answers in plain TCP is never sent that hello.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import socket
 import ssl
@@ -39,6 +38,7 @@ from distributed.comm import connect, parse_address
 from distributed.comm.addressing import parse_host_port
 from distributed.security import Security
 
+from tournaments.hosting.executors.asyncio_apart import run_apart
 from tournaments.hosting.executors.cluster_identity import cluster_secret, identity_problem
 from tournaments.hosting.executors.installed import (
     InstalledFamiglia,
@@ -130,7 +130,7 @@ def _handshake(address: str, security: Security, timeout_s: float) -> None:
         await comm.close()
 
     try:
-        asyncio.run(asyncio.wait_for(shake(), timeout_s))
+        run_apart(shake, timeout_s)
     except TimeoutError:
         protocol, _ = parse_address(address)
         hint = "; a scheduler started with --tls-* certificates is reached at tls://" if protocol == "tcp" else ""

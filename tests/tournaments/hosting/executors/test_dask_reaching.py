@@ -6,6 +6,7 @@ without connecting to it.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -126,3 +127,14 @@ def test_the_clear_text_warning_reaches_the_user_once_per_executor(monkeypatch: 
         with pytest.raises(DaskUnreachable):
             executor.check_reachable()
     assert notices == [clear_text_warning("tcp://10.0.0.7:8786")]
+
+
+def test_reaching_a_scheduler_works_from_a_thread_that_runs_an_event_loop_already() -> None:
+    # A notebook's code runs inside asyncio's loop: asyncio.run refused it there, and the refusal read as
+    # "what answered is not a Dask scheduler: RuntimeError".
+    async def from_a_running_loop(address: str) -> None:
+        with pytest.raises(DaskUnreachable, match="no Dask answer within 0.5 s"):
+            DaskExecutor(address, connect_timeout_s=0.5).check_reachable()
+
+    with listener(None) as address:
+        asyncio.run(from_a_running_loop(address))
