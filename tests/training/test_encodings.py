@@ -70,7 +70,7 @@ def _candidate_places(hand: int) -> Iterator[Place]:
             yield Place([Placement(d1, c1), Placement(d2, c2)])
 
 
-@pytest.mark.slow  # about 15 s: some 30,000 placements, each judged by the engine
+@pytest.mark.slow  # about 4 s: thousands of placements, each judged by the engine
 def test_vendetta_steps_reach_every_legal_placement_and_no_illegal_one() -> None:
     checked = positions = 0
     for state in _positions("vendetta", 4, range(1, 30), 7):
@@ -82,14 +82,14 @@ def test_vendetta_steps_reach_every_legal_placement_and_no_illegal_one() -> None
         if not 1 <= limits.hand <= 4 or max(m for m in limits.minimum if m <= limits.hand) < 2:
             continue
         positions += 1
-        if positions > 8:
+        if positions > 4:
             break
         encoding = VendettaEncoding(4)
         for place in _candidate_places(limits.hand):
             legal = _legal(state, decision.seat, place)
             assert _reachable(encoding, decision, place) == legal, (place, decision)
             checked += legal
-    assert positions > 8 and checked > 1000
+    assert positions > 4 and checked > 150  # legal ones: 193 in these five positions, among thousands judged
 
 
 @pytest.mark.parametrize("n_players", [3, 5])
