@@ -27,11 +27,11 @@ SLEEPER = ROOT / "tests" / "bots" / "hostile" / "ladder_sleeper"
 
 
 def quick_ladder(folder: Path, startup_ms: int = 20000) -> Ladder:
-    """A 3-seat ladder on short clocks (a timeout costs about a second), health at 3 faults of 6 games."""
+    """A 3-seat ladder on short clocks (a timeout costs 2 s), health at 3 faults of 6 games."""
     path = folder / "ladder.toml"
     path.write_text(
         '[ladder]\nname = "health"\ngame = "vendetta"\ntable_sizes = [3]\nconcurrency = 2\nchecks_at_once = 2\n'
-        f'[ladder.time]\nstartup_ms = {startup_ms}\nmove_ms = 2000\nbank_ms = 2000\nclock = "wall"\n'
+        f'[ladder.time]\nstartup_ms = {startup_ms}\nmove_ms = 1000\nbank_ms = 1000\nclock = "wall"\n'
         '[ladder.sandbox]\nlevel = "none"\n[ladder.health]\nwindow = 6\nfailed_fraction = 0.5\n',
         encoding="utf-8",
     )
