@@ -609,6 +609,31 @@ kept rather than summed again: from there on it moves less than its sampling err
 (a few percent), which is what sets how fast the steps converge."""
 
 
+_MIN_SAMPLED_GAMES = 30
+"""Games of each entrant the sampled Hessian must hold for its steps to be used. An entrant's
+row of it is its sampled games times the stride: off by tens of percent with a few, and the
+prior alone with none, when the step moves the entrant by its gradient times the prior's
+variance (a ladder's two million games, whose newest versions had a few games each, once
+stepped 666 units from the start, and the Hessian there was not finite)."""
+
+
+def _hessian_sample(blocks: list[_Block], n: int, games: int) -> tuple[int, list[_Block]]:
+    """Every how many games the Hessian is summed while far from the optimum, and those games: every
+    one up to twice _HESSIAN_SAMPLE games, or when some entrant who played would have fewer than
+    _MIN_SAMPLED_GAMES games in the sample (counted in the sample itself, not guessed)."""
+    stride = max(1, games // _HESSIAN_SAMPLE)
+    if stride == 1:
+        return 1, blocks
+    sample = [block.thinned(stride, n) for block in blocks]
+    played, sampled = np.zeros(n), np.zeros(n)
+    for block, thinned in zip(blocks, sample, strict=True):
+        played += block.counts.reshape(block.size, n).sum(axis=0)
+        sampled += thinned.counts.reshape(block.size, n).sum(axis=0)
+    if bool(np.all(sampled[played > 0] >= _MIN_SAMPLED_GAMES)):
+        return stride, sample
+    return 1, blocks
+
+
 def fit_plackett_luce(
     games: Sequence[RatedGame],
     n_entrants: int,
@@ -627,9 +652,9 @@ def fit_plackett_luce(
     for seat offsets. Newton's method with a backtracking line search; tol bounds half
     the Newton decrement, i.e. the remaining gain in log-posterior.
 
-    With more than twice _HESSIAN_SAMPLE games, the steps use a Hessian summed over
-    every s-th game (times s) and the exact gradient: the steps still go to the exact
-    optimum (a Newton step with a Hessian off by a few percent cuts the error by about
+    With more than twice _HESSIAN_SAMPLE games, and at least _MIN_SAMPLED_GAMES of every
+    entrant's among them, the steps use a Hessian summed over every s-th game (times s) and
+    the exact gradient: the steps still go to the exact optimum (a Newton step with a Hessian off by a few percent cuts the error by about
     that factor each time) while a step costs little more than a gradient; once the
     gain left is below _SAMPLED_HESSIAN_KEPT it is kept for the remaining steps. At the
     optimum the exact Hessian is summed over all games: it gives the covariance and
@@ -646,8 +671,7 @@ def fit_plackett_luce(
     blocks, size = _blocks(games, n, seat_offsets)
     precision = np.full(size, 1.0 / seat_sd**2)
     precision[:n] = 1.0 / prior_sd**2
-    stride = max(1, len(games) // _HESSIAN_SAMPLE)
-    sample = [block.thinned(stride, n) for block in blocks]
+    stride, sample = _hessian_sample(blocks, n, len(games))
 
     from threadpoolctl import threadpool_limits
 

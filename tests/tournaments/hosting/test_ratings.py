@@ -380,3 +380,22 @@ def test_live_and_final_ratings_agree_on_order() -> None:
     assert spearmanr(live_order, fit.ratings).statistic > 0.95
     with pytest.raises(ValueError, match="distinct"):
         live.update(RatedGame([1, 1, 2], [1, 2, 3]))
+
+
+def test_the_hessian_is_sampled_only_when_every_entrant_has_games_enough_in_the_sample(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A ladder's newest versions have a few games each: a sampled Hessian with none of theirs holds only the
+    # prior for them, and its first step moved them hundreds of units (2 million games, a fit that failed).
+    rng = np.random.default_rng(3)
+    n = 30
+    games = simulate(rng, rng.normal(0.0, 0.6, n), 6000, {3: [0.2, 0.0, -0.2]})
+    monkeypatch.setattr(ratings, "_HESSIAN_SAMPLE", 500)
+    blocks, _ = _blocks(games, n, True)
+    stride, sample = ratings._hessian_sample(blocks, n, len(games))
+    assert stride == 12 and sum(block.games for block in sample) == 500
+    newcomer = games + [RatedGame([n, 0, 1], [1, 2, 3])] * 5  # a 31st entrant, five games, all won
+    blocks, _ = _blocks(newcomer, n + 1, True)
+    assert ratings._hessian_sample(blocks, n + 1, len(newcomer)) == (1, blocks)
+    exact = fit_plackett_luce(newcomer, n + 1)
+    assert exact.converged and abs(exact.ratings[n]) < 4.0 * ratings.ELO_PER_THETA  # within the prior's reach
