@@ -603,10 +603,10 @@ def _evaluate(
 _HESSIAN_SAMPLE = 100_000
 """Games the Hessian is summed over while far from the optimum (see fit_plackett_luce)."""
 
-_SAMPLED_HESSIAN_KEPT = 1.0
-"""Gain in log-posterior (half the Newton decrement) below which the sampled Hessian is
-kept rather than summed again: from there on it moves less than its sampling error
-(a few percent), which is what sets how fast the steps converge."""
+_HESSIAN_KEPT = 1.0
+"""Gain in log-posterior (half the Newton decrement) below which the Hessian is kept rather
+than summed again: from there on it moves less than a sampled one's error (a few percent),
+which is what sets how fast the steps converge."""
 
 
 _MIN_SAMPLED_GAMES = 30
@@ -656,7 +656,7 @@ def fit_plackett_luce(
     entrant's among them, the steps use a Hessian summed over every s-th game (times s) and
     the exact gradient: the steps still go to the exact optimum (a Newton step with a Hessian off by a few percent cuts the error by about
     that factor each time) while a step costs little more than a gradient; once the
-    gain left is below _SAMPLED_HESSIAN_KEPT it is kept for the remaining steps. At the
+    gain left is below _HESSIAN_KEPT it is kept for the remaining steps. At the
     optimum the exact Hessian is summed over all games: it gives the covariance and
     confirms the stopping test, and Newton steps with it continue if that test fails.
     """
@@ -733,6 +733,7 @@ def _newton(
     params = np.zeros(size)
     loglik, logpost, grad = _gradient(params, blocks, n, seat_offsets, precision)
     exact = stride == 1
+    fresh = True  # the factor is of the Hessian at params (else kept from an earlier step)
     factor = cho_factor(information(params, exact))
     converged = False
     iterations = 0
@@ -740,17 +741,17 @@ def _newton(
         step = cho_solve(factor, grad)
         decrement = float(grad @ step)
         if decrement / 2.0 <= tol:
-            if exact:
+            if exact and fresh:
                 # Take this last, tiny step without re-evaluating: Newton's error shrinks
                 # quadratically, so it lands on the optimum to machine precision, and the
                 # Hessian and likelihoods at hand differ by less than tol.
                 params = params + step
                 converged = True
                 break
-            # Confirm with the exact Hessian, which is also the covariance. Near the
+            # Confirm with the exact Hessian here, which is also the covariance. Near the
             # optimum it changes by less than the steps do, so if more steps are
             # needed they reuse it rather than summing it over all games again.
-            exact = True
+            exact = fresh = True
             factor = cho_factor(information(params, exact))
             continue
         if iterations == max_iter:
@@ -760,25 +761,32 @@ def _newton(
         # it; halving guards the first steps from far away.
         taken = _line_search(params, step, logpost, lambda at: _gradient(at, blocks, n, seat_offsets, precision))
         if taken is None:
-            # No point along the step is as good (or its figures are not finite): a step of the
-            # sampled Hessian that went astray, or the optimum within the floats' precision.
+            # No point along the step is as good (or its figures are not finite): a step of a
+            # sampled or kept Hessian that went astray, or the optimum within the floats' precision.
             # Never take it (a NaN here once ended a fit of 2 million games): try again with
-            # the exact Hessian, and stop where even that finds nothing better.
-            if exact:
+            # the exact Hessian here, and stop where even that finds nothing better.
+            if exact and fresh:
                 break
-            exact = True
+            exact = fresh = True
             factor = cho_factor(information(params, exact))
             continue
         params, (loglik, logpost, grad) = taken
-        if stride == 1 or (not exact and decrement / 2.0 > _SAMPLED_HESSIAN_KEPT):
+        # Once the gain left is small, the Hessian (sampled or exact) is kept for the last steps:
+        # it moves less than its own error matters then, and with thousands of entrants summing
+        # and factoring it is most of a step.
+        fresh = decrement / 2.0 > _HESSIAN_KEPT
+        if fresh:
             factor = cho_factor(information(params, exact))
-    if not exact:
+    if not (exact and fresh):
         factor = cho_factor(information(params, True))
     covariance = cho_solve(factor, np.eye(size))
 
     theta = params[:n]
-    centre = np.eye(n) - 1.0 / n
-    cov_theta = centre @ covariance[:n, :n] @ centre * ELO_PER_THETA**2
+    # The covariance of the centred strengths, (I - J/n) C (I - J/n), by its row and column means:
+    # two dense products of n x n took seconds at thousands of entrants.
+    strengths = covariance[:n, :n]
+    rows = strengths.mean(axis=1)
+    cov_theta = (strengths - rows[:, None] - strengths.mean(axis=0)[None, :] + rows.mean()) * ELO_PER_THETA**2
     ratings = (theta - theta.mean()) * ELO_PER_THETA
     stderr = np.sqrt(np.clip(np.diag(cov_theta), 0.0, None))
     seats: list[SeatOffsets] = []
