@@ -72,12 +72,13 @@ class Watching(InProcessExecutor):
 
 
 def watched_ladder(folder: Path, *, window: int = 12) -> tuple[Ladder, Watching]:
-    """Two games at once at 3-seat tables on a short wall clock (a timeout costs 1.5 s), the ladder's
-    default health rule unless ``window`` says otherwise."""
+    """Two games at once at 3-seat tables on a short wall clock (a timeout costs 2 s), the ladder's default
+    health rule unless ``window`` says otherwise. A move of 1 s leaves check-bot room on a loaded machine:
+    with 500 ms the sore loser, quick in its check, was turned away for one decision of 639 ms of wall."""
     path = folder / "ladder.toml"
     path.write_text(
         '[ladder]\nname = "shares"\ngame = "vendetta"\ntable_sizes = [3]\nconcurrency = 2\nchecks_at_once = 2\n'
-        '[ladder.time]\nstartup_ms = 20000\nmove_ms = 500\nbank_ms = 1000\nclock = "wall"\n'
+        '[ladder.time]\nstartup_ms = 20000\nmove_ms = 1000\nbank_ms = 1000\nclock = "wall"\n'
         f'[ladder.sandbox]\nlevel = "none"\n[ladder.health]\nwindow = {window}\nfailed_fraction = 0.5\n'
         "[ladder.submissions]\nper_hour = 50\n",
         encoding="utf-8",

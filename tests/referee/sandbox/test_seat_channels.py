@@ -155,7 +155,13 @@ def test_unconfined_the_same_pair_carries_every_secret(arena: Path) -> None:
     tasks, secret = plan(MACHINE)
     report = run_pair("none", courier, tasks)
     complement = "".join("1" if bit == "0" else "0" for bit in secret)
-    wrong = {c: a for c, a in report["discrete"].items() if a != [f"bits {secret}", f"bits {complement}"]}
+    # A loaded machine may cost a timed channel one bit of the twelve (mq once lost its last); more than
+    # that, or a channel that answers anything but bits, is a control that could not catch a leak.
+    wrong = {
+        channel: answers
+        for channel, answers in report["discrete"].items()
+        if not _within_a_bit(answers, [secret, complement])
+    }
     assert wrong == {}, f"secret {secret}: {wrong}"
     # The machine's other work moves these too: the middle one of three trials.
     moved = {
@@ -166,6 +172,17 @@ def test_unconfined_the_same_pair_carries_every_secret(arena: Path) -> None:
     assert moved["procs"] >= MACHINE["procs"] // 2, report["analog"]
     assert moved["meminfo"] >= (MACHINE["meminfo"] << 10) // 2, report["analog"]  # kB
     assert moved["sysinfo_shared"] >= (MACHINE["sysinfo_shared"] << 10) // 2, report["analog"]  # kB
+
+
+def _within_a_bit(answers: list[str], sent: list[str]) -> bool:
+    """Whether each answer is ``bits B`` with B the bits sent, save at most one."""
+    if len(answers) != len(sent):
+        return False
+    for answer, bits in zip(answers, sent, strict=True):
+        got = answer.removeprefix("bits ")
+        if got == answer or len(got) != len(bits) or sum(a != b for a, b in zip(got, bits, strict=True)) > 1:
+            return False
+    return True
 
 
 def test_a_regular_users_seats_share_no_kernel_state_either(arena: Path) -> None:
