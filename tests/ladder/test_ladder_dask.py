@@ -29,6 +29,7 @@ from ladder.submissions import save_upload
 from referee.bot_folder import pack_folder
 from tests.ladder.helpers import SAMPLE_BOTS, write_ladder
 from tests.ports import free_port
+from tests.processes import stop_group
 from tests.tournaments.hosting.executors.dask_settings import quiet_environment
 from tournaments.hosting.executors.dask import DaskExecutor
 from tournaments.hosting.executors.dask_worker import package_plugin
@@ -203,13 +204,7 @@ def restartable_cluster(bot_cache: Path) -> Iterator[tuple[str, Callable[[], Non
         yield address, kill, again
     finally:
         for process in processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            stop_group(process)
 
 
 @pytest.mark.slow

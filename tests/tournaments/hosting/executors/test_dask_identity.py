@@ -24,6 +24,7 @@ pytest.importorskip("distributed")
 
 from tests.ladder.helpers import write_ladder
 from tests.ports import free_port
+from tests.processes import stop_group
 from tests.tournaments.hosting.executors.dask_settings import quiet_environment
 from tests.tournaments.hosting.executors.test_dask_executor import tournament_file
 from tournaments.cli import app
@@ -61,12 +62,7 @@ def scheduler(secret: str | None) -> Iterator[str]:
             time.sleep(0.2)
         yield address
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process)
 
 
 @pytest.fixture
