@@ -127,9 +127,17 @@ async def test_a_line_begun_before_the_request_cannot_answer_it() -> None:
         return pipe_passing(message)
 
     record = await play(respond, delay=0.03)
-    assert termination(record)[1:] == (
-        "protocol", "unasked output: an action for request 5 began to arrive before request 5 was sent", 5,
-    )  # fmt: skip
+    _seat, kind, reason, request = termination(record)
+    # The second half comes 0.1 s after the first; on a loaded machine request 5 may go out after both
+    # (the whole line early, then): refused either way, never taken as the answer.
+    assert (kind, request) == ("protocol", 5)
+    assert reason in (
+        "unasked output: an action for request 5 began to arrive before request 5 was sent",
+        (
+            "unasked output: an action for request 5 arrived after its answer to request 2, while no request was "
+            "open, before request 5 was sent"
+        ),
+    ), reason
 
 
 async def test_log_lines_between_requests_stay_allowed_and_are_recorded(tmp_path: Path) -> None:
