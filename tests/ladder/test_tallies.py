@@ -19,10 +19,7 @@ from ladder.history import rating_histories, sample_indices, version_matchups
 from ladder.store import LadderStore, fit_input, new_token
 from ladder.views import entrant_view, fit_standings, standings
 from ladder.web.charts import MOST_POINTS, rating_chart
-from protocol.messages import Result
-from referee.match import MatchRecord, SeatTiming
-
-PRIOR = (25.0, 25.0 / 3)
+from tests.ladder.test_store import PRIOR, record
 
 # The reads the store made before its tallies, kept here as the reference the fast ones must equal.
 SLOW_GAMES = (
@@ -45,22 +42,6 @@ SLOW_VERSION_MATCHUPS = (
     "WHERE e.name = ? AND oe.name != e.name GROUP BY mv.number, oe.name ORDER BY mv.number DESC, oe.name"
 )
 NAMES = ("ann", "bob", "cat", "dan", "eve")
-
-
-def record(ranks: list[int]) -> MatchRecord:
-    n = len(ranks)
-    timing = SeatTiming(decisions=1, total_ms=1.0, max_ms=1.0, bank_left_ms=0.0)
-    result = Result(ranks=ranks, scores=[0] * n, winners=[ranks.index(1)], forfeited=[], ended_by="finished")
-    return MatchRecord(
-        match="m",
-        game="vendetta",
-        seed=1,
-        variants={},
-        names=["a"] * n,
-        result=result,
-        timings=[timing] * n,
-        seconds=1.0,
-    )
 
 
 def accept(store: LadderStore, entrant: int, digest: str) -> int:
