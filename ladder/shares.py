@@ -155,21 +155,28 @@ class ShareBook:
         named = list(names)
         return sum(self._share(name) > time + 1e-9 for name in named), sum(self._flight[name] for name in named)
 
-    def held(self, name: str, seats: int, entrants: int, slots: int) -> bool:
+    def held(self, name: str, seats: int, entrants: int, slots: int, *, quick_below: float | None = None) -> bool:
         """Whether ``name`` may not join another game even when nothing else can be played: it is at its
         share of games in flight and its games are not known to be quick (none recent, or on average more
         than twice the field's median). A small field's quick entrants go past their share then; a bot
-        whose games run their clock out never holds two of them at once."""
-        return self._flight[name] >= self.flight_limit(seats, entrants, slots) and not self.known_quick(name)
+        whose games run their clock out never holds two of them at once. ``quick_below``: the field's
+        bound (``_quick_below``), when a caller asks of many entrants at once."""
+        at_limit = self._flight[name] >= self.flight_limit(seats, entrants, slots)
+        return at_limit and not self.known_quick(name, quick_below=quick_below)
 
-    def known_quick(self, name: str) -> bool:
+    def known_quick(self, name: str, *, quick_below: float | None = None) -> bool:
         """Whether ``name``'s recent games are known to be quick: it has some, and their mean seconds are at
         most twice the median of every entrant's mean."""
         games = self._games[name]
         if not games:
             return False
-        means = sorted(self._spent[other] / count for other, count in self._games.items())
-        return self._spent[name] / games <= 2 * means[len(means) // 2]
+        bound = self._quick_below() if quick_below is None else quick_below
+        return self._spent[name] / games <= bound
+
+    def _quick_below(self) -> float:
+        """Twice the median of the entrants' mean seconds a recent game (0 when none has any)."""
+        means = sorted(self._spent[name] / count for name, count in self._games.items())
+        return 2 * means[len(means) // 2] if means else 0.0
 
     def seatable(self, owners: Mapping[int, str], seats: int, slots: int) -> list[int]:
         """Of ``owners`` (version id: its entrant, for every version playing), those a new table of
@@ -192,5 +199,8 @@ class ShareBook:
             name = owners[version]
             return self._share(name) > time + 1e-9, self._flight[name], self._spent[name] / self._games[name]
 
-        rest = [v for v in owners if v not in fits and not self.held(owners[v], seats, entrants, slots)]
+        within, bound = set(fits), self._quick_below()  # asked of every other entrant: made once
+        rest = [
+            v for v in owners if v not in within and not self.held(owners[v], seats, entrants, slots, quick_below=bound)
+        ]
         return fits + sorted(rest, key=load)[: seats - len(fits)]
