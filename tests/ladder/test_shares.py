@@ -166,3 +166,19 @@ def test_no_table_is_dealt_when_only_held_entrants_could_fill_it() -> None:
     book = ShareBook()
     book.started(0, ["ann", "bob", "hog"])  # nobody's games are known yet: a first game's seats are all held
     assert len(book.seatable({1: "ann", 2: "bob", 3: "hog", 4: "dan"}, 3, 2)) < 3
+
+
+def test_a_bot_failing_just_under_the_health_threshold_is_held_by_its_share_of_game_time() -> None:
+    # Health suspends at half of a window failed: this entrant times out in two games of five, each
+    # timeout charged its table's whole wait, so health never acts. Its share of game time must.
+    book = ShareBook()
+    game = 0
+    for round_ in range(5):
+        for table in (["hog", "ann", "bob"], ["cat", "dan", "ann"], ["bob", "cat", "dan"]):
+            book.started(game, table)
+            failed = [name == "hog" and round_ % 5 < 2 for name in table]
+            book.ended(game, seat_seconds(11.0 if any(failed) else 0.3, table, [0.05] * 3, failed))
+            game += 1
+    assert book.time_shares()["hog"] > book.time_limit(5)
+    assert "hog" not in {FIELD[v] for v in book.seatable(FIELD, 3, 2)}
+    assert not book.within(["hog", "ann", "bob"], 3, 5, 2)

@@ -28,7 +28,13 @@ from tests.processes import stop_group
 from tests.tournaments.hosting.executors.dask_settings import quiet_environment
 from tests.tournaments.hosting.executors.test_dask_executor import tournament_file
 from tournaments.cli import app
-from tournaments.hosting.executors.cluster_identity import PRELOAD, SECRET_VARIABLE, answer, identity_problem
+from tournaments.hosting.executors.cluster_identity import (
+    PRELOAD,
+    SECRET_VARIABLE,
+    answer,
+    cluster_secret,
+    identity_problem,
+)
 from tournaments.hosting.executors.dask_cluster import DaskUnreachable, connect_client, listening
 from tournaments.hosting.executors.dask_cluster import security_for as security
 
@@ -170,3 +176,13 @@ def test_a_worker_refuses_a_foreign_scheduler_and_joins_the_right_one(host_secre
         finally:
             os.killpg(worker.pid, signal.SIGTERM)
             worker.wait(timeout=60)
+
+
+@pytest.mark.parametrize(("value", "read"), [("   \n", None), ("  " + "k" * 20 + "\n", b"k" * 20)])
+def test_a_secret_read_from_a_file_with_its_newline_or_of_blanks_alone_is_taken_as_meant(
+    monkeypatch: pytest.MonkeyPatch, value: str, read: bytes | None
+) -> None:
+    # `export FAMIGLIA_CLUSTER_SECRET="$(cat secret)"` on one machine and a systemd EnvironmentFile on another
+    # must give one secret; blanks alone are no secret (not a 3-character one to refuse).
+    monkeypatch.setenv(SECRET_VARIABLE, value)
+    assert cluster_secret() == read
