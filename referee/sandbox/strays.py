@@ -93,25 +93,32 @@ def _strays(chain: int, *, namespaced: bool) -> list[int]:
 
 
 def kill_strays(chain: int, *, namespaced: bool, patience_s: float = 0.1) -> bool:
-    """SIGKILL every process of the bot but the bot; True once none is left.
+    """SIGKILL every process of the bot but the bot; True once none is left unkilled.
 
     A SIGKILLed process is gone only once the kernel has run it again to exit,
-    which on a loaded host can take milliseconds: the kills are repeated with
-    short sleeps between (what a stray forked meanwhile is killed in the next
-    round) until none is left or ``patience_s`` has passed. False then (a fork
-    bomb racing the kills): the caller must stop the bot itself. The referee's
-    loop waits through this only for a bot that left processes behind.
+    which on a loaded host (or in a cgroup whose CPU quota a spinning stray has
+    spent) can take longer than a game's end should wait. The kills are
+    repeated with short sleeps between (what a stray forked meanwhile is killed
+    in the next round) until none is left or ``patience_s`` has passed. Then
+    what is left is enough if every process of it was killed in an earlier
+    round: it runs none of its own code again, and only waits its turn to exit
+    (a process with a fatal signal pending cannot fork). False when a process
+    not seen before is still there (a fork bomb racing the kills): the caller
+    must stop the bot itself. The referee's loop waits through this only for a
+    bot that left processes behind.
     """
     end = time.monotonic() + patience_s
     pause = 0.0002
+    killed: set[int] = set()
     while strays := _strays(chain, namespaced=namespaced):
         for pid in strays:
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        killed.update(strays)
         if time.monotonic() >= end:
-            return not _strays(chain, namespaced=namespaced)
+            return all(pid in killed for pid in _strays(chain, namespaced=namespaced))
         time.sleep(pause)
         pause = min(2 * pause, 0.005)
     return True
