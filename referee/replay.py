@@ -95,7 +95,9 @@ class ActionRecord(msgspec.Struct, tag="action", tag_field="type", kw_only=True)
     """One decision: the action applied and what it caused.
 
     ``substituted`` marks an action the referee played for the seat (the pass
-    after an illegal action under the "pass" policy).
+    after an illegal action under the "pass" policy). ``together`` marks an
+    answer to a step of simultaneous moves: that step's answers follow one
+    another in seat order, and the events of the whole step are the last one's.
     """
 
     seat: int
@@ -106,6 +108,7 @@ class ActionRecord(msgspec.Struct, tag="action", tag_field="type", kw_only=True)
     """What the decision was charged, in the header's ``clock``."""
     events: msgspec.Raw
     substituted: bool = False
+    together: bool = False
 
 
 class RejectedRecord(msgspec.Struct, tag="rejected", tag_field="type", kw_only=True):

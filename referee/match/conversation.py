@@ -435,6 +435,7 @@ class _Match:
                 answers[index][2],
                 events if index == last else [],
                 substituted=index in substituted,
+                together=True,
             )
         events_so_far.extend(events)
 

@@ -54,7 +54,7 @@ class MatchRecorder(Protocol):
 
     def action(
         self, seat: int, request: int, decision: str, action: Any, seconds: float, events: Sequence[Any], *,
-        substituted: bool = False,
+        substituted: bool = False, together: bool = False,
     ) -> None: ...  # fmt: skip
 
     def rejected(
@@ -84,7 +84,7 @@ class NullRecorder:
 
     def action(
         self, seat: int, request: int, decision: str, action: Any, seconds: float, events: Sequence[Any], *,
-        substituted: bool = False,
+        substituted: bool = False, together: bool = False,
     ) -> None:  # fmt: skip
         pass
 
@@ -136,7 +136,7 @@ class ReplayRecorder:
 
     def action(
         self, seat: int, request: int, decision: str, action: Any, seconds: float, events: Sequence[Any], *,
-        substituted: bool = False,
+        substituted: bool = False, together: bool = False,
     ) -> None:  # fmt: skip
         """A decision: the action applied (as the bot sent it, or an action to encode), what it was charged."""
         self._writer.write(
@@ -148,6 +148,7 @@ class ReplayRecorder:
                 ms=round(seconds * 1000, 3),
                 events=encode_raw(events),
                 substituted=substituted,
+                together=together,
             )
         )
         self._flush_draws()

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -27,10 +28,14 @@ from referee.match import MatchSpec, run_match
 from referee.replay import read_replay, verify_replay
 from referee.settings import Clock, RefereeSettings
 from tests.plugins.sealed_site import BOTS, EXAMPLE, GAME
+from tests.plugins.test_sealed_referee import bidding
+from tests.referee.fakes import ScriptedBot
+from tests.tournaments.browser import needs_chromium
 from tests.tournaments.hosting.checkbot.bot_checks import failing, run_check
 from tests.tournaments.human.test_human_seat import OVER, PROMPT, pexpect, spawn
 from tournaments.cli import app
 from tournaments.hosting.checkbot.seats import RandomSeat
+from tournaments.hosting.viewer import build_viewer_data, write_viewer
 from tournaments.human.seat import HumanSeat
 from tournaments.store import Store
 
@@ -100,6 +105,11 @@ def test_famiglia_play_writes_a_replay_that_verify_show_and_view_read(sealed: Pa
     assert verified.exit_code == 0 and ": ok, match" in verified.output, verified.output
     show = runner.invoke(app, ["replay", "show", str(replay)])
     assert show.exit_code == 0 and "bids_shown round=0" in show.output, show.output
+    # Every bid was one of a step's sealed answers, and each line of one says so.
+    actions = [line for line in show.output.splitlines() if line.startswith("#")]
+    assert actions and all("(simultaneous)" in line for line in actions), show.output
+    steps = build_viewer_data(replay).views["all"][1:]
+    assert steps and all(step["together"] for step in steps if step["action"] is not None)
     view = runner.invoke(app, ["replay", "view", str(replay)])
     assert view.exit_code == 0, view.output
     assert replay.with_suffix(".html").is_file()
@@ -201,3 +211,17 @@ def test_the_example_installs_with_pip_and_registers_itself(tmp_path: Path) -> N
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(EXAMPLE.parents[1])])},
     )  # fmt: skip
     assert found.stdout.strip() == "sealed 5", found.stdout + found.stderr
+
+
+@needs_chromium
+@pytest.mark.browser
+def test_the_viewer_says_a_bid_was_one_of_a_steps_simultaneous_answers(
+    sealed: Path, tmp_path: Path, browser: Any
+) -> None:
+    replay = tmp_path / "sealed.jsonl"
+    bots = [ScriptedBot(bidding()) for _ in range(3)]
+    trio.run(lambda: run_match(MatchSpec(game=GAME, seed=3, variants={"prizes": "4"}), bots, replay_path=replay))
+    page = browser.new_page()
+    page.goto(write_viewer(replay, tmp_path / "sealed.html")[0].as_uri() + "#step=1")
+    page.wait_for_function("document.body.dataset.step !== undefined")
+    assert "simultaneous" in page.get_by_test_id("decision-together").inner_text()

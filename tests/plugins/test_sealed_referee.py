@@ -236,6 +236,7 @@ async def test_a_bid_played_as_a_pass_is_recorded_as_such_and_the_replay_verifie
     assert record.result.terminations == []
     first_round = [r for r in read_replay(path) if isinstance(r, ActionRecord)][:3]
     assert [(r.seat, r.substituted) for r in first_round] == [(0, False), (1, True), (2, False)]
+    assert all(r.together for r in first_round)  # one step's sealed answers, each marked so
     assert verify_replay(read_replay(path)) == record.result
 
 

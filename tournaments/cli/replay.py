@@ -137,6 +137,8 @@ def show(
             case ActionRecord():
                 action = shown(describe(msgspec.json.decode(record.action)))
                 note = " (played by the referee)" if record.substituted else ""
+                if record.together:  # one of a step's sealed answers; the step's events follow its last
+                    note += " (simultaneous)"
                 console.print(
                     f"#{record.request} seat {record.seat} {names[record.seat]} {shown(record.decision)}: "
                     f"{action}{note} [{record.ms:.1f} ms]",

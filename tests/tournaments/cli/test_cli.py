@@ -58,6 +58,7 @@ def test_play_prints_the_result_as_json_and_the_replay_verifies(tmp_path: Path) 
     assert verified.exit_code == 0 and "ok" in verified.output
     shown = runner.invoke(app, ["replay", "show", str(replay)])
     assert shown.exit_code == 0 and "seat 0 passer place" in shown.output
+    assert "(simultaneous)" not in shown.output  # Vendetta asks one seat at a time
 
 
 def test_replay_verify_exits_1_naming_the_difference(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from referee.games import UnknownGame, get_rules
-from referee.games.base import ChanceDraw, ChanceMismatch, GameState, IllegalAction, ScriptedChance
+from referee.games.base import TOGETHER, ChanceDraw, ChanceMismatch, GameState, IllegalAction, ScriptedChance
 from referee.replay import (
     ActionRecord,
     ChanceRecord,
@@ -185,7 +185,7 @@ def _build(path: Path, strict: bool, notes_bytes: int | None) -> ViewerData:
             page.append(shown)
 
     snap({"seat": None, "decision": "start", "action": None, "ms": None, "substituted": False,
-          "forfeit": None, "line": 1}, list(state.deal_events))  # fmt: skip
+          "together": False, "forfeit": None, "line": 1}, list(state.deal_events))  # fmt: skip
     by_request: dict[tuple[int, int], int] = {}
     notes: list[tuple[int, ReplayRecord]] = []  # log lines and rejections, attached at the end
     result: ResultRecord | None = None
@@ -199,6 +199,9 @@ def _build(path: Path, strict: bool, notes_bytes: int | None) -> ViewerData:
                         expected = "the game is over" if decision is None else f"seat {decision.seat} to decide"
                         stop = Problem(number, f"the replay has seat {record.seat} acting, the engine has {expected}")
                         break
+                    # From the engine, not the record: a step of simultaneous moves (a replay
+                    # written before records said so is marked too).
+                    together = state.to_move == TOGETHER
                     try:
                         action = action_decoder.decode(record.action)
                         events = state.apply(record.seat, action)
@@ -211,14 +214,16 @@ def _build(path: Path, strict: bool, notes_bytes: int | None) -> ViewerData:
                     by_request[(record.seat, record.request)] = len(views["all"])
                     snap({"seat": record.seat, "decision": record.decision,
                           "action": msgspec.to_builtins(action), "ms": round(record.ms, 1),
-                          "substituted": record.substituted, "forfeit": None, "line": number}, events)  # fmt: skip
+                          "substituted": record.substituted, "together": together, "forfeit": None,
+                          "line": number}, events)  # fmt: skip
                     if stop is not None:
                         break
                 case ForfeitRecord():
                     events = state.forfeit(record.seat)
                     by_request.setdefault((record.seat, record.request), len(views["all"]))
                     snap({"seat": record.seat, "decision": "forfeit", "action": None, "ms": None,
-                          "substituted": False, "forfeit": {"kind": record.kind, "reason": record.reason},
+                          "substituted": False, "together": False,
+                          "forfeit": {"kind": record.kind, "reason": record.reason},
                           "line": number}, events)  # fmt: skip
                 case LogRecord() | RejectedRecord() | CutRecord():
                     notes.append((number, record))

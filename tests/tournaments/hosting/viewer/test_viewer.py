@@ -78,6 +78,7 @@ def test_a_whole_replay_has_no_problem_and_one_step_per_decision(tmp_path: Path)
     decisions = [r for r in records(replay) if r["type"] in ("action", "forfeit")]
     assert data.problem is None and data.final is not None
     assert len(data.views["all"]) == len(decisions) + 1
+    assert not any(step["together"] for step in data.views["all"])  # Vendetta asks one seat at a time
 
 
 def test_a_truncated_replay_keeps_the_steps_before_the_cut_and_names_the_line(tmp_path: Path) -> None:

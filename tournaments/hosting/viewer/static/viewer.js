@@ -98,6 +98,8 @@
       } else {
         rows.push(h("dt", {}, "seat"), h("dd", { "data-testid": "decision-seat" }, seatLabel(step.seat)));
         rows.push(h("dt", {}, "decision"), h("dd", {}, step.decision));
+        // One answer of a step of simultaneous moves: every asked seat answered sealed, and the step's events come with its last answer.
+        if (step.together) rows.push(h("dt", {}, "step"), h("dd", { "data-testid": "decision-together" }, "simultaneous: sealed until every seat asked had answered"));
         if (step.action !== null) rows.push(h("dt", {}, "action"), h("dd", { "data-testid": "decision-action" }, describe("describeAction", step.action), step.substituted ? " (played by the referee)" : ""));
         else if (step.forfeit === null) rows.push(h("dt", {}, "action"), h("dd", { class: "muted", "data-testid": "decision-action-hidden" }, "another seat's action, which this game keeps from this seat; what it made public is in the events"));
         if (step.ms !== null) rows.push(h("dt", {}, "thinking"), h("dd", { "data-testid": "decision-ms" }, step.ms.toFixed(1) + " ms"));
