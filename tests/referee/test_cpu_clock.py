@@ -149,7 +149,9 @@ async def test_a_busy_host_costs_honest_bots_no_time_on_the_cpu_clock(timed_bot:
     # per decision on a 20 ms clock. The wall clock would charge them every wait for
     # a CPU; the cpu clock charges what they computed.
     honest = timed(timed_bot, burn=0.002)
-    settings = cpu_clock(move_ms=20)
+    # The wall-time backstop far (2 s, not 5 x 20 ms): six loops beside a loaded CI host's own work
+    # can keep a decision off the CPUs for more than 100 ms of wall; what is checked is the charge.
+    settings = cpu_clock(move_ms=20, backstop=100.0)
     loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(6)]  # noqa: ASYNC220 - six quick spawns before the match
     try:
         record = await play_match(MatchSpec(game="vendetta", seed=9), [honest, honest, honest], settings)
