@@ -24,7 +24,11 @@ import msgspec
 
 from ladder.config import LadderPaths, load_ladder
 
-__all__ = ["BackupMade", "backup_ladder"]
+__all__ = ["BackupFailed", "BackupMade", "backup_ladder"]
+
+
+class BackupFailed(OSError):
+    """A fault of the machine while copying (a full disk, a folder not writable): one line, exit 1."""
 
 
 class BackupMade(msgspec.Struct, frozen=True, kw_only=True):
@@ -38,7 +42,8 @@ class BackupMade(msgspec.Struct, frozen=True, kw_only=True):
 
 def backup_ladder(ladder: Path, dest: Path) -> BackupMade:
     """Copy ``ladder`` (its file, store and data folder) into the new folder ``dest``; ValueError (one line)
-    when it cannot start, before anything is written."""
+    when it cannot start, before anything is written; BackupFailed when the copy fails midway (a full disk),
+    with ``dest`` removed."""
     load_ladder(ladder)
     source = LadderPaths.beside(ladder)
     if not source.db.is_file():
@@ -53,9 +58,18 @@ def backup_ladder(ladder: Path, dest: Path) -> BackupMade:
         raise ValueError(f"{dest.parent}: no such folder; create it first, or name a folder in one that exists")
     dest.mkdir(mode=0o700)
     copy = LadderPaths.beside(dest / source.config.name)
-    games = _copy_store(source.db, copy.db)
-    files, size = _copy_data(source.data, copy.data)
-    shutil.copy2(source.config, copy.config)
+    try:
+        games = _copy_store(source.db, copy.db)
+        files, size = _copy_data(source.data, copy.data)
+        shutil.copy2(source.config, copy.config)  # last: a folder with the ladder file is a whole copy
+    except BaseException as exc:
+        # Half a backup kept beside whole ones could be restored by mistake: nothing of it stays. The
+        # copy's own files only: the ladder it copies is read, never written.
+        shutil.rmtree(dest, ignore_errors=True)
+        if isinstance(exc, (OSError, sqlite3.Error)):
+            raise BackupFailed(f"{dest}: the backup failed and nothing of it was kept ({_why(exc)}); "
+                               "make room or name another folder, then run it again") from None  # fmt: skip
+        raise
     return BackupMade(config=copy.config, games=games, files=files, bytes=size)
 
 
@@ -91,3 +105,14 @@ def _copy_data(data: Path, to: Path) -> tuple[int, int]:
         # Links are copied as links: a bot folder's link never makes the copy read outside it.
         shutil.copytree(data, to, symlinks=True, copy_function=copy_one)
     return copied[0], copied[1]
+
+
+def _why(exc: OSError | sqlite3.Error) -> str:
+    """What went wrong, in a line: the first file's fault of a data folder's copy (which gathers them all)."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        source, _, why = exc.args[0][0]
+        more = len(exc.args[0]) - 1
+        return f"{source}: {why}" + (f", and {more} more files" if more else "")
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import sqlite3
 import stat
@@ -9,9 +11,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from ladder import backup
 from tests.ladder.conftest import famiglia, register, start_server, stop, wait_for
 from tests.ladder.test_restart import game_states, serving_three
+from tournaments.cli import app
 
 
 def finished_table_game(db: Path) -> int | None:
@@ -81,3 +86,38 @@ def test_a_backup_refuses_an_existing_folder_and_a_ladder_without_a_store(tmp_pa
     within = famiglia("ladder", "backup", str(ladder), str(tmp_path / "ladder-data" / "copy"))
     assert within.returncode == 2 and "inside the ladder's data folder" in within.stdout + within.stderr
     assert not (tmp_path / "ladder-data" / "copy").exists()
+
+
+def failing_copy(monkeypatch: pytest.MonkeyPatch, part: str) -> None:
+    """The disk fills while the backup copies ``part``: the store, or a file of the data folder."""
+    if part == "store":
+
+        def full_store(db: Path, to: Path) -> dict[str, int]:
+            to.write_bytes(b"half a store")
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(backup, "_copy_store", full_store)
+    else:
+
+        def full_disk(source: str, target: str, follow_symlinks: bool = True) -> str:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), target)
+
+        monkeypatch.setattr(backup.shutil, "copy2", full_disk)
+
+
+@pytest.mark.parametrize("part", ["store", "data"])
+def test_a_backup_that_fills_the_disk_keeps_nothing_and_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part: str
+) -> None:
+    ladder, _ = register(tmp_path, ["ann"])
+    (tmp_path / "ladder-data").mkdir(exist_ok=True)
+    (tmp_path / "ladder-data" / "a-replay.jsonl").write_text("{}\n")
+    failing_copy(monkeypatch, part)
+    dest = tmp_path / "copy"
+    done = CliRunner().invoke(app, ["ladder", "backup", str(ladder), str(dest)])
+    assert done.exit_code == 1, done.output
+    (line,) = done.output.strip().splitlines()
+    assert "the backup failed and nothing of it was kept" in line
+    assert ("database or disk is full" if part == "store" else "No space left on device") in line
+    assert not dest.exists()  # half a backup is never left to be restored by mistake
+    assert (tmp_path / "ladder-data" / "a-replay.jsonl").read_text() == "{}\n"  # the ladder itself untouched
