@@ -6,6 +6,7 @@ Bot text becomes terminal text in one place, ``tournaments.hosting.markup.shown`
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -114,16 +115,35 @@ def user_errors() -> Iterator[None]:
         yield
     except (ValueError, BotBuildFailed) as exc:
         fail(str(exc))
-    except OSError as exc:
+    except (OSError, sqlite3.OperationalError) as exc:
+        if not machine_fault(exc):
+            raise
         fail(_describe(exc), code=1)
     except BaseExceptionGroup as group:
         if group.subgroup(KeyboardInterrupt) is not None:
             raise
-        expected, rest = group.split((ValueError, BotBuildFailed, OSError))
+        expected, rest = group.split(lambda exc: isinstance(exc, (ValueError, BotBuildFailed)) or machine_fault(exc))
         if expected is None or rest is not None:
             raise
         first = first_leaf(expected)
-        fail(_describe(first), code=1 if isinstance(first, OSError) else 2)
+        fail(_describe(first), code=1 if machine_fault(first) else 2)
+
+
+_STORE_FAULTS = (
+    "database or disk is full",
+    "disk i/o error",
+    "unable to open database file",
+    "attempt to write a readonly database",
+    "database is locked",
+)
+"""What SQLite says when the machine failed a store, not famiglia's code (whose faults keep their traceback)."""
+
+
+def machine_fault(exc: BaseException) -> bool:
+    """A fault of the machine: an OSError (a full disk, a folder not writable), or SQLite's word for one."""
+    if isinstance(exc, OSError):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and any(fault in str(exc).lower() for fault in _STORE_FAULTS)
 
 
 def first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -137,6 +157,9 @@ def first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror and exc.filename:
         return f"{exc.filename}: {exc.strerror}"
+    if isinstance(exc, sqlite3.OperationalError):
+        # A write the store could not make is undone whole (SQLite's journal): what it held stays as it was.
+        return f"the results store could not be used ({exc}); what it holds is as it was: make room on its disk or fix its folder, then run the command again"
     return str(exc)
 
 
