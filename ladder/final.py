@@ -33,7 +33,7 @@ from ladder.store import LadderStore
 from ladder.submissions import ready_bot
 from protocol.untrusted import terminal_text
 from referee.settings import RefereeSettings
-from tournaments.hosting.faults import MACHINE_FAULTS
+from tournaments.hosting.faults import machine_fault
 from tournaments.hosting.finals import FinalPlan, final_runner
 
 
@@ -156,9 +156,9 @@ async def run_season(ladder: Ladder, book: SeasonBook) -> None:
             continue
         try:
             await play_season_final(ladder, book)
-        except MACHINE_FAULTS:
-            raise
-        except Exception as exc:  # noqa: BLE001  # the final's fault stops the final, not the pages; tried again
+        except Exception as exc:  # the final's fault stops the final, not the pages; tried again
+            if machine_fault(exc):
+                raise  # a full disk, no memory: the server stops, saying why; its restart resumes the final
             traceback.print_exc()
             print(terminal_text(f"season {season.number}: the final stopped ({exc}); retrying in {RETRY_S:.0f} s"),
                   file=sys.stderr, flush=True)  # fmt: skip

@@ -46,7 +46,7 @@ from referee.private import make_private_dirs
 from referee.settings import RefereeSettings
 from tournaments.hosting.executors.base import Competition, Executor, Seat
 from tournaments.hosting.executors.inprocess import InProcessExecutor
-from tournaments.hosting.faults import MACHINE_FAULTS, NotPlayed, RefereeFailed, failure_of
+from tournaments.hosting.faults import NotPlayed, RefereeFailed, failure_of, machine_fault
 from tournaments.hosting.settings import referee_settings
 
 __all__ = ["FIT_REST", "Ladder", "ScheduledFit", "competition_name"]
@@ -329,13 +329,15 @@ class Ladder:
             self._clear_attempt(game)
             self.store.put_back(game)
             return False
-        except MACHINE_FAULTS:
-            raise  # the machine's fault, not the game's: stop, and the restart plays it again
         except RefereeFailed as exc:  # the harness failed it on a worker: its line, recorded as is
             self.shares.ended(game, seat_seconds(trio.current_time() - began, entrants, [0.0] * len(seating), []))
             self.store.fail(game, exc.error)
             return True
-        except Exception as exc:  # noqa: BLE001  # an unexpected error costs this game only, recorded with it
+        except Exception as exc:  # an unexpected error costs this game only, recorded with it
+            if machine_fault(exc):
+                # The machine's fault, not the game's (a full disk under its replay): every game would fail
+                # alike, so the server stops, saying why, and its restart plays this game again.
+                raise
             self.shares.ended(game, seat_seconds(trio.current_time() - began, entrants, [0.0] * len(seating), []))
             self.store.fail(game, failure_of(exc).error)
             traceback.print_exc()

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import trio
 
+from referee.replay import ReplayWriteFailed
 from tests.ladder.helpers import SAMPLE_BOTS, upload_of
 from tests.ladder.server import logged_in, running_server
 
@@ -172,6 +173,29 @@ async def test_a_loop_stopped_by_an_error_shows_that_error_even_when_the_store_f
 
     [error] = leaves(stopped.value)
     assert isinstance(error, OSError) and "No space left" in str(error)
+
+
+async def test_a_replay_the_full_disk_cannot_take_stops_the_ladder_and_leaves_the_game_to_play_again(
+    tmp_path: Path,
+) -> None:
+    # The referee's nursery wraps the disk's fault: seen through the group, it stops the server (every game
+    # would fail alike) instead of failing game after game, each with a traceback.
+    ladder = ladder_of_accepted(tmp_path, concurrency=1)
+    store = ladder.store
+    games: list[str] = []
+
+    class FullReplays(StandInExecutor):
+        async def play(self, spec: Any, seats: object, replay: Path) -> Any:
+            games.append(spec.match)
+            raise ExceptionGroup("the referee's tasks", [ReplayWriteFailed(f"cannot write replay {replay}")])
+
+    ladder.executor = FullReplays()
+    with pytest.raises(BaseExceptionGroup) as stopped, trio.fail_after(120):  # not forever, if it plays on
+        async with trio.open_nursery() as nursery:
+            await nursery.start(ladder.run)
+    assert stopped.value.subgroup(ReplayWriteFailed) is not None
+    assert len(games) == 1  # stopped at the first, not dealt again and again
+    assert store.counts().get("failed", 0) == 0  # not recorded as that game's fault: played again at restart
 
 
 async def test_a_restarted_ladder_serves_its_board_while_its_bots_are_still_being_readied(

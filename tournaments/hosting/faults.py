@@ -43,6 +43,7 @@ __all__ = [
     "NotPlayed",
     "RefereeFailed",
     "failure_of",
+    "machine_fault",
     "played_again_later",
     "stops_the_run",
 ]
@@ -99,6 +100,19 @@ def stops_the_run(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         stops, _ = exc.split(STOPS_THE_RUN)
         return stops is not None
+    return False
+
+
+def machine_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is the machine's fault (``MACHINE_FAULTS``: a full disk, no memory), alone or in a group.
+
+    A replay that cannot be written fails inside the referee's nursery: its group holds the disk's fault.
+    """
+    if isinstance(exc, MACHINE_FAULTS):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        faults, _ = exc.split(MACHINE_FAULTS)
+        return faults is not None
     return False
 
 
