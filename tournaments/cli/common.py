@@ -159,7 +159,12 @@ def _describe(exc: BaseException) -> str:
         return f"{exc.filename}: {exc.strerror}"
     if isinstance(exc, sqlite3.OperationalError):
         # A write the store could not make is undone whole (SQLite's journal): what it held stays as it was.
-        return f"the results store could not be used ({exc}); what it holds is as it was: make room on its disk or fix its folder, then run the command again"
+        fix = (
+            "another famiglia command or server held it too long; run the command again"
+            if "locked" in str(exc)
+            else "make room on its disk or fix its folder, then run the command again"
+        )
+        return f"the results store could not be used ({exc}); what it holds is as it was: {fix}"
     return str(exc)
 
 

@@ -39,7 +39,12 @@ def test_a_fault_of_the_machine_is_one_line_and_exit_1(
 
 def test_a_full_store_is_said_to_hold_what_it_held(capsys: pytest.CaptureFixture[str]) -> None:
     exit_code_of(FULL)
-    assert "what it holds is as it was" in capsys.readouterr().err
+    assert "what it holds is as it was: make room on its disk" in capsys.readouterr().err
+
+
+def test_a_store_locked_too_long_says_to_run_again_not_to_make_room(capsys: pytest.CaptureFixture[str]) -> None:
+    exit_code_of(sqlite3.OperationalError("database is locked"))
+    assert "held it too long; run the command again" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
