@@ -95,12 +95,7 @@ def failure_of(exc: BaseException) -> RefereeFailed:
 
 def stops_the_run(exc: BaseException) -> bool:
     """Whether ``exc``, raised while refereeing a game, must stop the run (``STOPS_THE_RUN``, in a group too)."""
-    if isinstance(exc, STOPS_THE_RUN):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        stops, _ = exc.split(STOPS_THE_RUN)
-        return stops is not None
-    return False
+    return _holds(exc, STOPS_THE_RUN)
 
 
 def machine_fault(exc: BaseException) -> bool:
@@ -108,12 +103,14 @@ def machine_fault(exc: BaseException) -> bool:
 
     A replay that cannot be written fails inside the referee's nursery: its group holds the disk's fault.
     """
-    if isinstance(exc, MACHINE_FAULTS):
+    return _holds(exc, MACHINE_FAULTS)
+
+
+def _holds(exc: BaseException, kinds: tuple[type[Exception], ...]) -> bool:
+    """Whether ``exc`` is one of ``kinds``, or a group (at any depth) holding one."""
+    if isinstance(exc, kinds):
         return True
-    if isinstance(exc, BaseExceptionGroup):
-        faults, _ = exc.split(MACHINE_FAULTS)
-        return faults is not None
-    return False
+    return isinstance(exc, BaseExceptionGroup) and exc.split(kinds)[0] is not None
 
 
 def played_again_later(exc: BaseException) -> bool:
