@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import sys
 from collections.abc import Awaitable, Callable
 
 import trio
@@ -30,6 +31,7 @@ from ladder.upload import UploadRefused
 from ladder.web.auth import Entrant
 from ladder.web.guard import BodyTooLarge, read_body
 from ladder.web.site import site
+from protocol.untrusted import terminal_text
 
 __all__ = ["FORM_OVERHEAD", "UPLOAD_S", "Refused", "archive_of_form", "receive_upload"]
 
@@ -81,6 +83,11 @@ async def receive_upload(
         version = shared.store.add_version(who.row.id, accepted.digest, prior, limits.per_hour)
     except RateLimited as exc:
         raise Refused(429, str(exc)) from None
+    except OSError as exc:
+        # The ladder's disk, not the entrant's upload (nothing of it was kept: the file is written whole or not
+        # at all). The host reads why on the server's output; the entrant, that it is worth sending again.
+        print(terminal_text(f"an upload of {who.row.name} could not be kept: {exc}"), file=sys.stderr, flush=True)
+        raise Refused(503, "the ladder cannot keep uploads just now (its disk); send it again later") from None
     shared.ladder.enqueue(version.id)
     return version
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+import pytest
 
+from ladder.web import uploads
 from ladder.web.guard import Throttle
 from tests.ladder.helpers import MANIFEST, SAMPLE_BOTS, archive, file_member, link_member, upload_of
 from tests.ladder.server import running_server
@@ -133,3 +137,22 @@ async def test_a_bare_api_address_is_no_page_and_redirects_nowhere(tmp_path: Pat
         for method in ("GET", "POST"):
             answer = await http.request(method, "/api", follow_redirects=False)
             assert answer.status_code == 404 and "location" not in answer.headers, (method, answer.headers)
+
+
+async def test_an_upload_the_full_disk_cannot_keep_is_503_and_records_no_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def full_disk(uploads: Path, digest: str, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(uploads / digest))
+
+    monkeypatch.setattr(uploads, "save_upload", full_disk)
+    package = upload_of(SAMPLE_BOTS / "random_py")
+    async with running_server(tmp_path) as server, httpx.AsyncClient(base_url=server.url) as http:
+        answer = await http.post("/api/submissions", content=package, headers=bearer(server.tokens["ann"]))
+        assert answer.status_code == 503 and "send it again later" in answer.text, answer.text
+        mine = (await http.get("/api/entrants/ann", headers=bearer(server.tokens["ann"]))).json()
+        assert mine["versions"] == []  # no version that names an upload the ladder does not have
+        monkeypatch.undo()  # room again: the same upload is taken
+        again = await http.post("/api/submissions", content=package, headers=bearer(server.tokens["ann"]))
+        assert again.status_code == 202, again.text
+    assert "an upload of ann could not be kept" in capsys.readouterr().err  # the host is told why
