@@ -6,7 +6,6 @@ Bot text becomes terminal text in one place, ``tournaments.hosting.markup.shown`
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -115,11 +114,7 @@ def user_errors() -> Iterator[None]:
         yield
     except (ValueError, BotBuildFailed) as exc:
         fail(str(exc))
-    except (OSError, sqlite3.OperationalError) as exc:
-        if not machine_fault(exc):
-            raise
-        fail(_describe(exc), code=1)
-    except BaseExceptionGroup as group:
+    except BaseExceptionGroup as group:  # before Exception, which groups of Exceptions are too
         if group.subgroup(KeyboardInterrupt) is not None:
             raise
         expected, rest = group.split(lambda exc: isinstance(exc, (ValueError, BotBuildFailed)) or machine_fault(exc))
@@ -127,6 +122,10 @@ def user_errors() -> Iterator[None]:
             raise
         first = first_leaf(expected)
         fail(_describe(first), code=1 if machine_fault(first) else 2)
+    except Exception as exc:
+        if not machine_fault(exc):
+            raise
+        fail(_describe(exc), code=1)
 
 
 _STORE_FAULTS = (
@@ -143,7 +142,14 @@ def machine_fault(exc: BaseException) -> bool:
     """A fault of the machine: an OSError (a full disk, a folder not writable), or SQLite's word for one."""
     if isinstance(exc, OSError):
         return True
-    return isinstance(exc, sqlite3.OperationalError) and any(fault in str(exc).lower() for fault in _STORE_FAULTS)
+    return _store_fault(exc) and any(fault in str(exc).lower() for fault in _STORE_FAULTS)
+
+
+def _store_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's OperationalError, without importing sqlite3 (the CLI starts without it):
+    such an error can only have been raised once something imported it."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(exc, sqlite3.OperationalError)
 
 
 def first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -157,7 +163,7 @@ def first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror and exc.filename:
         return f"{exc.filename}: {exc.strerror}"
-    if isinstance(exc, sqlite3.OperationalError):
+    if _store_fault(exc):
         # A write the store could not make is undone whole (SQLite's journal): what it held stays as it was.
         fix = (
             "another famiglia command or server held it too long; run the command again"
