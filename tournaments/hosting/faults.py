@@ -45,6 +45,7 @@ __all__ = [
     "failure_of",
     "machine_fault",
     "played_again_later",
+    "stop_reason",
     "stops_the_run",
 ]
 
@@ -96,6 +97,15 @@ def failure_of(exc: BaseException) -> RefereeFailed:
 def stops_the_run(exc: BaseException) -> bool:
     """Whether ``exc``, raised while refereeing a game, must stop the run (``STOPS_THE_RUN``, in a group too)."""
     return _holds(exc, STOPS_THE_RUN)
+
+
+def stop_reason(exc: BaseException) -> str:
+    """The line a run stopped by ``exc`` is told with: the innermost fault that stops it, in its own words."""
+    leaf = exc
+    while isinstance(leaf, BaseExceptionGroup):
+        stops, _ = leaf.split(STOPS_THE_RUN)
+        leaf = (stops or leaf).exceptions[0]
+    return bounded(str(leaf) or type(leaf).__name__, 300)
 
 
 def machine_fault(exc: BaseException) -> bool:

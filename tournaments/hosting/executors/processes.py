@@ -45,7 +45,7 @@ from referee.process import signal_name
 from referee.seats import open_pool
 from tournaments.hosting.executors.base import Competition, Seat
 from tournaments.hosting.executors.local_bots import LocalBots
-from tournaments.hosting.faults import NotPlayed, RefereeFailed, failure_of, stops_the_run
+from tournaments.hosting.faults import NotPlayed, RefereeFailed, failure_of, stop_reason, stops_the_run
 
 __all__ = ["ProcessExecutor", "main"]
 
@@ -71,6 +71,9 @@ class Answer(msgspec.Struct, kw_only=True):
     record: MatchRecord | None = None
     error: str = ""
     traceback: str = ""
+    stops: str = ""
+    """A fault of the machine or the setup (a full disk under a replay), in one line: the worker ends, and the
+    run stops with this line."""
 
 
 _encoder = msgspec.json.Encoder()
@@ -177,12 +180,15 @@ class _Worker:
             except msgspec.DecodeError as exc:
                 self._fail(f"a worker sent an unreadable line: {exc}")
                 return
+            if answer.stops:
+                self._fail(answer.stops)  # the run stops with the worker's own words, not only its exit code
+                continue
             if (waiting := self.waiting.pop(answer.id, None)) is not None:
                 waiting.answer = answer
                 waiting.answered.set()
 
     def _fail(self, why: str) -> None:
-        self.failed = why
+        self.failed = self.failed or why  # the first reason: a worker that said why then exits
         for waiting in self.waiting.values():
             waiting.lost = why
             waiting.answered.set()
@@ -223,13 +229,15 @@ _setup_decoder = msgspec.json.Decoder(Competition)
 _job_decoder = msgspec.json.Decoder(Job)
 
 
-async def serve() -> None:
+async def serve() -> bool:
+    """Play the host's jobs until it closes stdin; False when a fault of the machine or the setup ended it."""
     stdin = trio.lowlevel.FdStream(sys.stdin.fileno())
     stdout = trio.lowlevel.FdStream(sys.stdout.fileno())
     reader = LineReader(stdin, _MAX_LINE)
     competition = _setup_decoder.decode(await reader.readline())
     settings = competition.settings
     write_lock = trio.Lock()
+    stopped = False
 
     async with open_pool(settings, max_games=0 if competition.warm else 1) as pool, trio.open_nursery() as nursery:
 
@@ -240,10 +248,16 @@ async def serve() -> None:
                     unavailable={seat: BotCrashed(reason) for seat, reason in job.dead.items()},
                 )  # fmt: skip
                 answer = Answer(id=job.id, record=record)
-            except Exception as exc:
-                # A harness bug costs this game only; a fault of the machine or the setup ends this worker.
+            except Exception as exc:  # noqa: BLE001 - every fault is answered: a game's, or one that stops the run
+                # A harness bug costs this game only; a fault of the machine or the setup ends this worker,
+                # told to the host in one line (the run stops with it) rather than a traceback on the terminal.
                 if stops_the_run(exc):
-                    raise
+                    nonlocal stopped
+                    stopped = True
+                    async with write_lock:
+                        await stdout.send_all(_encoder.encode(Answer(id=job.id, stops=stop_reason(exc))) + b"\n")
+                    nursery.cancel_scope.cancel()
+                    return
                 failure = failure_of(exc)
                 answer = Answer(id=job.id, error=failure.error, traceback=failure.traceback)
             async with write_lock:
@@ -258,11 +272,13 @@ async def serve() -> None:
         # The host closes stdin once it has its answers, or when it dies: either
         # way nothing more will be read, so stop whatever still runs.
         nursery.cancel_scope.cancel()
+    return not stopped
 
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as above, for a worker started through main()
-    trio.run(serve)
+    if not trio.run(serve):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -185,3 +185,17 @@ async def test_a_game_the_executor_cannot_play_stops_the_run_with_its_line_and_g
     assert rest is None and failed is not None
     assert [str(e) for e in failed.exceptions] == ["a worker process was killed by signal 9"]
     assert executor.slots.borrowed_tokens == 0 and len(store.pending()) == 7
+
+
+async def test_a_worker_that_cannot_write_a_replay_stops_the_run_with_its_words_and_no_traceback(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # A folder where the replay's folder should be (a full disk gives the same fault, later): the fault of
+    # the machine ends the worker, and the run stops with the worker's own line, not "exited with code 1"
+    # after a traceback on the terminal.
+    (tmp_path / "replays").write_text("a file, not a folder")
+    with pytest.RaisesGroup(NotPlayed, flatten_subgroups=True) as stopped:  # through the executor's nursery
+        await play_once(ProcessExecutor(1), passers("ann", "bob", "cat"), tmp_path / "replays" / "game-000000.jsonl")
+    (lost,) = stopped.value.exceptions
+    assert "cannot write replay" in str(lost) and "exited with code" not in str(lost), lost
+    assert "Traceback" not in capfd.readouterr().err
