@@ -117,13 +117,13 @@ def user_errors() -> Iterator[None]:
     except BaseExceptionGroup as group:  # before Exception, which groups of Exceptions are too
         if group.subgroup(KeyboardInterrupt) is not None:
             raise
-        expected, rest = group.split(lambda exc: isinstance(exc, (ValueError, BotBuildFailed)) or machine_fault(exc))
+        expected, rest = group.split(lambda exc: isinstance(exc, (ValueError, BotBuildFailed)) or host_fault(exc))
         if expected is None or rest is not None:
             raise
         first = first_leaf(expected)
-        fail(_describe(first), code=1 if machine_fault(first) else 2)
+        fail(_describe(first), code=1 if host_fault(first) else 2)
     except Exception as exc:
-        if not machine_fault(exc):
+        if not host_fault(exc):
             raise
         fail(_describe(exc), code=1)
 
@@ -138,8 +138,10 @@ _STORE_FAULTS = (
 """What SQLite says when the machine failed a store, not famiglia's code (whose faults keep their traceback)."""
 
 
-def machine_fault(exc: BaseException) -> bool:
-    """A fault of the machine: an OSError (a full disk, a folder not writable), or SQLite's word for one."""
+def host_fault(exc: BaseException) -> bool:
+    """A fault of the machine the command ran on, told in one line with exit 1: an OSError (a full disk, a folder
+    not writable), or SQLite's word for one. (``tournaments.hosting.faults.machine_fault`` is the harness's
+    own: what stops a run or a server, looked for inside exception groups.)"""
     if isinstance(exc, OSError):
         return True
     return _store_fault(exc) and any(fault in str(exc).lower() for fault in _STORE_FAULTS)

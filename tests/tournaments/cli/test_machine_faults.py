@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 import typer
 
-from tournaments.cli.common import machine_fault, user_errors
+from tournaments.cli.common import host_fault, user_errors
 
 FULL = sqlite3.OperationalError("database or disk is full")
 
@@ -54,4 +54,4 @@ def test_a_fault_of_the_code_keeps_its_traceback(error: BaseException) -> None:
     # A query famiglia got wrong is not the machine's fault: hiding it would hide the bug.
     with pytest.raises(type(error)), user_errors():
         raise error
-    assert not machine_fault(sqlite3.OperationalError("no such table: game"))
+    assert not host_fault(sqlite3.OperationalError("no such table: game"))

@@ -190,7 +190,7 @@ class _Worker:
     def _fail(self, why: str) -> None:
         self.failed = self.failed or why  # the first reason: a worker that said why then exits
         for waiting in self.waiting.values():
-            waiting.lost = why
+            waiting.lost = self.failed
             waiting.answered.set()
         self.waiting.clear()
 
