@@ -80,6 +80,16 @@ def test_a_replay_decision_naming_a_seat_the_header_lacks_is_one_line_not_a_trac
     assert "decision #1 names seat 7, but its header lists seats 0 to 2" in _one_error_line(done.output)
 
 
+@pytest.mark.parametrize("command", ["verify", "show", "view"])
+def test_a_replay_whose_simultaneous_mark_was_edited_into_text_is_one_line_naming_it(
+    tmp_path: Path, command: str
+) -> None:
+    replay = _replay(tmp_path / "r.jsonl", HEADER, {**ACTION, "together": "yes"}, RESULT)
+    done = runner.invoke(app, ["replay", command, str(replay)])
+    assert done.exit_code != 0, done.output
+    assert "Expected `bool`, got `str` - at `$.together`" in _one_error_line(done.output)
+
+
 def test_a_replay_result_for_fewer_seats_than_its_header_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     replay = _replay(tmp_path / "r.jsonl", {**HEADER, "seats": [SEAT] * 4}, ACTION, RESULT)
     done = runner.invoke(app, ["replay", "show", str(replay)])
